@@ -1,0 +1,53 @@
+/// What a store must do after a transition of a key's state, run outside the state manager.
+///
+/// Running effects never blocks: yielding to a stream, resolving a one-shot box and starting a task
+/// only schedule work. Cancelling a flight runs the user's cancellation handlers on the calling task,
+/// which is why it happens here and not inside the actor.
+struct KeyEffects<Data: Sendable>: Sendable {
+    /// The machine's action: states to emit, waiters to resolve, writers to grant or reject.
+    var action: KeySlot<Data>.Machine.Action
+    /// A flight to start, with its handle.
+    var flightToStart: (id: UInt64, handle: FlightHandle)?
+    /// The handle of a flight to cancel.
+    var flightToCancel: FlightHandle?
+
+    /// Effects that do nothing.
+    static var none: KeyEffects { KeyEffects(action: .none) }
+
+    /// Creates effects that run `action` and start or cancel no flight.
+    init(action: KeySlot<Data>.Machine.Action) {
+        self.action = action
+    }
+
+    /// Runs the effects in a fixed order: cancel the superseded flight, reject and grant writers, emit
+    /// the state, resolve waiters, and finally start the new flight.
+    ///
+    /// - Parameter runner: The store whose fetch pipeline a new flight runs.
+    func run<Runner: FlightRunner>(for runner: Runner) where Runner.Data == Data {
+        flightToCancel?.cancel()
+        action.rejectWriter?.resolve(.success(false))
+        action.grantWriter?.resolve(.success(true))
+        if let (state, recipients) = action.emission {
+            switch recipients {
+            case .one(let subscriber):
+                subscriber.yield(state)
+            case .all(let subscribers):
+                for subscriber in subscribers.values { subscriber.yield(state) }
+            }
+        }
+        if let (waiters, outcome) = action.resolution {
+            for waiter in waiters.values { waiter.resolve(outcome) }
+        }
+        if let (id, handle) = flightToStart {
+            handle.start { await runner.runFlight(id) }
+        }
+    }
+}
+
+/// Something that can run the fetch pipeline of a flight: the store of a key.
+protocol FlightRunner<Data>: Sendable {
+    /// The type of the data the flight fetches.
+    associatedtype Data: Sendable
+    /// Fetches from the origin, writes the cache and reports each step to the state manager.
+    func runFlight(_ id: UInt64) async
+}

@@ -1,0 +1,72 @@
+/// A type-erased ``StoreFlowable``: what ``StoreFlowableCallback/create()`` returns.
+///
+/// It is a small `Sendable` value; copy it freely and share it between tasks. All copies, and all
+/// stores created for the same key and manager, share one state.
+public struct AnyStoreFlowable<Data: Sendable>: StoreFlowable {
+    private let base: any StoreFlowable<Data>
+
+    /// Wraps `base`, forwarding every call to it.
+    ///
+    /// - Parameter base: The store to wrap.
+    public init(_ base: some StoreFlowable<Data>) {
+        if let erased = base as? AnyStoreFlowable<Data> {
+            self = erased
+        } else {
+            self.base = base
+        }
+    }
+
+    /// See ``StoreFlowable/publish(forceRefresh:)``.
+    ///
+    /// - Parameter forceRefresh: When `true`, fetch from the origin even if the cache is valid.
+    /// - Returns: A stream of states, one subscription per call.
+    public func publish(forceRefresh: Bool = false) -> AsyncStream<LoadingState<Data>> {
+        base.publish(forceRefresh: forceRefresh)
+    }
+
+    /// See ``StoreFlowable/getData(from:)``.
+    ///
+    /// - Parameter from: Where the value may come from.
+    /// - Returns: The value, or `nil` when ``requireData(from:)`` would throw.
+    public func getData(from: GettingFrom = .both) async -> Data? {
+        await base.getData(from: from)
+    }
+
+    /// See ``StoreFlowable/requireData(from:)``.
+    ///
+    /// - Parameter from: Where the value may come from.
+    /// - Returns: The value.
+    /// - Throws: The errors listed at ``StoreFlowable/requireData(from:)``.
+    public func requireData(from: GettingFrom = .both) async throws -> Data {
+        try await base.requireData(from: from)
+    }
+
+    /// See ``StoreFlowable/validate()``.
+    public func validate() async {
+        await base.validate()
+    }
+
+    /// See ``StoreFlowable/refresh()``.
+    public func refresh() async {
+        await base.refresh()
+    }
+
+    /// See ``StoreFlowable/update(newData:)``.
+    ///
+    /// - Parameter newData: The new value, or `nil` to delete the cached value.
+    public func update(newData: Data?) async {
+        await base.update(newData: newData)
+    }
+
+    /// See ``StoreFlowable/clear()``.
+    public func clear() async {
+        await base.clear()
+    }
+
+    /// See ``StoreFlowable/dataState()``.
+    ///
+    /// - Returns: The key's current state.
+    public func dataState() async -> DataState {
+        await base.dataState()
+    }
+}

@@ -1,0 +1,150 @@
+/// The store of one callback: reads the cache on the caller's task, reports to the key's state
+/// machine in the ``FlowableDataStateManager``, and runs the effects it returns.
+struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunner {
+    typealias Data = Callback.Data
+
+    let callback: Callback
+
+    private var manager: FlowableDataStateManager<Callback.Key> { callback.flowableDataStateManager }
+    private var key: Callback.Key { callback.key }
+
+    // MARK: Reading
+
+    /// Reads the cache; a throwing read counts as a miss. Returns the value and whether it is valid.
+    private func readCache() async -> (value: Data?, isValid: Bool) {
+        guard let cached = try? await callback.loadDataFromCache() else { return (nil, false) }
+        return (cached, !(await callback.needRefresh(cachedData: cached)))
+    }
+
+    func getData(from: GettingFrom) async -> Data? {
+        try? await requireData(from: from)
+    }
+
+    func requireData(from: GettingFrom) async throws -> Data {
+        switch from {
+        case .cache:
+            let cached: Data?
+            do {
+                cached = try await callback.loadDataFromCache()
+            } catch {
+                throw StoreFlowableError.cacheReadFailed(underlying: error)
+            }
+            guard let cached, !(await callback.needRefresh(cachedData: cached)) else {
+                throw StoreFlowableError.noValidCache
+            }
+            return cached
+        case .both:
+            let (cached, isValid) = await readCache()
+            if let cached, isValid { return cached }
+            return try await awaitFetch()
+        case .origin:
+            return try await awaitFetch()
+        }
+    }
+
+    func validate() async {
+        let (cached, isValid) = await readCache()
+        if cached != nil, isValid { return }
+        _ = try? await awaitFetch()
+    }
+
+    func refresh() async {
+        _ = try? await awaitFetch()
+    }
+
+    /// Joins the key's flight (starting one if none runs) and waits for its outcome.
+    private func awaitFetch() async throws -> Data {
+        try Task.checkCancellation()
+        let waiter = OneShot<Data>()
+        let (id, effects) = await manager.join(key, waiter)
+        effects.run(for: self)
+        do {
+            return try await waiter.value(cancellable: true)
+        } catch is CancellationError where Task.isCancelled {
+            // This caller gave up: take it off the list so the fetch is cancelled if nobody else waits.
+            await manager.leave(key, Data.self, waiter: id).run(for: self)
+            throw CancellationError()
+        }
+    }
+
+    // MARK: Publishing
+
+    func publish(forceRefresh: Bool) -> AsyncStream<LoadingState<Data>> {
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: LoadingState<Data>.self, bufferingPolicy: .bufferingNewest(1))
+        let registration = SubscriptionRegistration()
+        let store = self
+        continuation.onTermination = { _ in
+            guard let id = registration.terminate() else { return }
+            Task { await store.manager.unsubscribe(store.key, Data.self, subscriber: id).run(for: store) }
+        }
+        Task {
+            let (registered, effects) = await manager.subscribe(key, continuation, registration: registration)
+            effects.run(for: self)
+            guard let (id, version) = registered else { return }
+            let (cached, isValid) = await readCache()
+            await manager.initialRead(
+                key, subscriber: id, version: version, cached: cached, isValid: isValid, forceRefresh: forceRefresh
+            ).run(for: self)
+        }
+        return stream
+    }
+
+    // MARK: Writing
+
+    func update(newData: Data?) async {
+        let writer = OneShot<Bool>()
+        let (id, mayWriteNow, effects) = await manager.beginUpdate(key, writer, Data.self)
+        effects.run(for: self)
+        if !mayWriteNow {
+            // Updates are only ever granted, never rejected; the wait ignores cancellation so the write
+            // turn is always used and released.
+            _ = try? await writer.value(cancellable: false)
+        }
+        var failure: (any Error)?
+        do {
+            try await callback.saveDataToCache(newData: newData)
+        } catch {
+            failure = StoreFlowableError.cacheWriteFailed(underlying: error)
+        }
+        await manager.finishUpdate(key, update: id, newData: newData, error: failure).run(for: self)
+    }
+
+    func clear() async {
+        await update(newData: nil)
+    }
+
+    func dataState() async -> DataState {
+        await manager.dataState(for: key, of: Data.self)
+    }
+
+    // MARK: Fetching
+
+    func runFlight(_ id: UInt64) async {
+        let data: Data
+        do {
+            data = try await callback.fetchDataFromOrigin()
+        } catch {
+            await manager.flightFailed(key, Data.self, flight: id, error: error).run(for: self)
+            return
+        }
+        let writer = OneShot<Bool>()
+        switch await manager.flightReturned(key, Data.self, flight: id, writer: writer) {
+        case .discard:
+            return
+        case .waitForTurn:
+            guard (try? await writer.value(cancellable: false)) == true else { return }
+        case .write:
+            break
+        }
+        let effects: KeyEffects<Data>
+        do {
+            try await callback.saveDataToCache(newData: data)
+            effects = await manager.flightSaved(key, flight: id, data: data)
+        } catch {
+            effects = await manager.flightSaveFailed(
+                key, Data.self, flight: id, error: StoreFlowableError.cacheWriteFailed(underlying: error))
+        }
+        effects.run(for: self)
+    }
+}

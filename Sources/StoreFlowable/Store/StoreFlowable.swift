@@ -1,0 +1,105 @@
+/// A store for one key: streams the key's loading state and serves its data from the cache or the
+/// origin, with at most one origin fetch in flight per key.
+///
+/// Create one with ``StoreFlowableCallback/create()``. Every method may be called from any task,
+/// any number of times concurrently; the promises they keep are listed in `Docs/ConcurrencyGuarantees.md`.
+public protocol StoreFlowable<Data>: Sendable {
+    /// The type of the data the store serves.
+    associatedtype Data: Sendable
+
+    /// Streams the state of the key: first the current state, then every change.
+    ///
+    /// The stream first yields the state with the content read from the cache, then validates:
+    /// - empty cache: `.loading(content: nil)`, then `.completed` (or `.error`);
+    /// - valid cache: exactly one `.completed`, and no fetch;
+    /// - stale cache: `.loading(content: stale)`, then `.completed(fresh)` (or `.error(content: stale, …)`);
+    /// - a remembered error and a valid cache: `.error(content: cached, rawError:)`, and no fetch.
+    ///
+    /// The stream conflates: a slow consumer may miss intermediate states but always ends up with the
+    /// latest one. It never finishes by itself; it ends when the consuming task is cancelled or leaves
+    /// the loop, and its registration is released then.
+    ///
+    /// - Parameter forceRefresh: When `true`, fetch from the origin even if the cache is valid.
+    /// - Returns: A stream of states, one subscription per call.
+    func publish(forceRefresh: Bool) -> AsyncStream<LoadingState<Data>>
+
+    /// Returns the data from where `from` says, or `nil` if it cannot.
+    ///
+    /// Same as ``requireData(from:)`` but returns `nil` instead of throwing.
+    ///
+    /// - Parameter from: Where the value may come from.
+    /// - Returns: The value, or `nil` when ``requireData(from:)`` would throw.
+    func getData(from: GettingFrom) async -> Data?
+
+    /// Returns the data from where `from` says, fetching from the origin if needed.
+    ///
+    /// A valid cached value is returned without contacting the state manager. A fetch joins the one in
+    /// flight for the key, if any.
+    ///
+    /// - Parameter from: Where the value may come from.
+    /// - Returns: The value.
+    /// - Throws: The origin's error when the fetch fails; ``StoreFlowableError/noValidCache`` or
+    ///   ``StoreFlowableError/cacheReadFailed(underlying:)`` for `.cache`;
+    ///   ``StoreFlowableError/cacheWriteFailed(underlying:)`` when the fetched value could not be
+    ///   cached; `CancellationError` when the calling task is cancelled while waiting (the shared fetch
+    ///   goes on for the others).
+    func requireData(from: GettingFrom) async throws -> Data
+
+    /// Fetches from the origin if the cache is empty, unreadable or stale, and waits for the result.
+    ///
+    /// Joins a fetch already in flight. The outcome is reported to subscribers; it returns early when
+    /// the calling task is cancelled.
+    func validate() async
+
+    /// Fetches from the origin whatever the cache holds, and waits for the result.
+    ///
+    /// Joins a fetch already in flight. The outcome is reported to subscribers; it returns early when
+    /// the calling task is cancelled.
+    func refresh() async
+
+    /// Replaces the cached value and tells every subscriber.
+    ///
+    /// After it returns, the cache and every subscriber hold `newData`, and no fetch that started
+    /// before the call can overwrite it. A fetch still calling the origin is cancelled; callers waiting
+    /// for it receive `newData`. With `nil`, the cached value is deleted and, if anyone subscribes or
+    /// waits, a fetch starts for them. The update completes even if the calling task is cancelled.
+    ///
+    /// - Parameter newData: The new value, or `nil` to delete the cached value.
+    func update(newData: Data?) async
+
+    /// Deletes the cached value and forgets the key's error; subscribers stay attached.
+    ///
+    /// Equivalent to `update(newData: nil)`: existing `publish()` streams see `.loading(content: nil)`
+    /// and then the result of the fetch that starts for them.
+    func clear() async
+
+    /// The key's current state in the state manager.
+    ///
+    /// - Returns: `.loading` while a fetch is in flight, `.error` after an unresolved failure, otherwise
+    ///   `.fixed`.
+    func dataState() async -> DataState
+}
+
+extension StoreFlowable {
+    /// Streams the state of the key without forcing a refresh; see ``publish(forceRefresh:)``.
+    ///
+    /// - Returns: A stream of states, one subscription per call.
+    public func publish() -> AsyncStream<LoadingState<Data>> {
+        publish(forceRefresh: false)
+    }
+
+    /// Returns the valid cached value or fetches it; see ``getData(from:)``.
+    ///
+    /// - Returns: The value, or `nil` when neither a valid cache nor a successful fetch provides one.
+    public func getData() async -> Data? {
+        await getData(from: .both)
+    }
+
+    /// Returns the valid cached value or fetches it; see ``requireData(from:)``.
+    ///
+    /// - Returns: The value.
+    /// - Throws: The errors listed at ``requireData(from:)``.
+    public func requireData() async throws -> Data {
+        try await requireData(from: .both)
+    }
+}

@@ -1,0 +1,72 @@
+/// The four operations you implement so a store can serve one key: read and write the cache, fetch
+/// from the origin, and decide when cached data is stale.
+///
+/// Create a store with ``create()`` and keep using the store, not the callback. A callback is a value
+/// describing one key; creating several callbacks (and stores) for the same key and manager is fine:
+/// they share the key's state, subscribers and single fetch.
+///
+/// When the store calls each operation:
+/// - ``loadDataFromCache()``: at the start of every `publish()` stream and every `getData`,
+///   `requireData`, and `validate` call; possibly concurrently with itself and with the other operations.
+/// - ``needRefresh(cachedData:)``: right after each successful, non-nil cache read above.
+/// - ``fetchDataFromOrigin()``: at most once at a time per key and manager, in an unstructured task that
+///   the store cancels when nobody waits for the result any more.
+/// - ``saveDataToCache(newData:)``: after a successful fetch, and for `update`/`clear`; never twice at
+///   once for the same key and manager, and in the order the store decided the writes.
+///
+/// None of them runs inside the state manager; they run on the caller's task or the fetch task.
+public protocol StoreFlowableCallback: Sendable {
+    /// The type that identifies one piece of data, such as a user id.
+    associatedtype Key: Hashable & Sendable
+    /// The type of the data the store serves.
+    associatedtype Data: Sendable
+
+    /// The key this callback serves.
+    var key: Key { get }
+
+    /// The manager that tracks the state of this key; share one instance between all callbacks of the
+    /// same kind of data.
+    var flowableDataStateManager: FlowableDataStateManager<Key> { get }
+
+    /// Reads the cached value of ``key``.
+    ///
+    /// - Returns: The cached value, or `nil` when nothing is cached.
+    /// - Throws: Any error. The store treats a throwing read as a cache miss (it fetches and overwrites
+    ///   the cache), except in `requireData(from: .cache)`, which throws
+    ///   ``StoreFlowableError/cacheReadFailed(underlying:)``.
+    func loadDataFromCache() async throws -> Data?
+
+    /// Writes the cached value of ``key``; `nil` deletes it.
+    ///
+    /// - Parameter newData: The value to store, or `nil` to delete the cached value.
+    /// - Throws: Any error. The store then reports ``StoreFlowableError/cacheWriteFailed(underlying:)``
+    ///   and keeps the last good value as the state's content.
+    func saveDataToCache(newData: Data?) async throws
+
+    /// Fetches the current value of ``key`` from the origin (a server, a database, a file).
+    ///
+    /// The store runs at most one fetch per key at a time and cancels the task running it when no
+    /// caller or subscriber waits any more; check `Task.isCancelled` or use cancellable APIs.
+    ///
+    /// - Returns: The fresh value, which the store then writes with ``saveDataToCache(newData:)``.
+    /// - Throws: Any error; the state becomes `.error(content:rawError:)` with the cached content kept.
+    func fetchDataFromOrigin() async throws -> Data
+
+    /// Decides whether a cached value is stale and must be fetched again.
+    ///
+    /// - Parameter cachedData: The value just read from the cache.
+    /// - Returns: `true` when the value must be refreshed before it is served as valid.
+    func needRefresh(cachedData: Data) async -> Bool
+}
+
+extension StoreFlowableCallback {
+    /// Creates the store that serves this callback's key.
+    ///
+    /// Creating a store is cheap (it allocates nothing shared); stores created from callbacks with the
+    /// same key and manager share one state.
+    ///
+    /// - Returns: A type-erased store for ``Data``.
+    public func create() -> AnyStoreFlowable<Data> {
+        AnyStoreFlowable(CallbackStore(callback: self))
+    }
+}

@@ -1,0 +1,47 @@
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Bionic)
+    import Bionic
+#else
+    #error("StoreFlowable needs pthread mutexes on this platform.")
+#endif
+
+/// A value guarded by a `pthread_mutex_t`, stored inline in one allocation.
+///
+/// The library uses a pthread mutex rather than `Synchronization.Mutex` because ThreadSanitizer on
+/// Linux cannot see the kernel hand-off inside a contended `Mutex` and would report false races; with a
+/// pthread mutex every access below is visible to it.
+final class LockedValue<Value>: @unchecked Sendable {
+    // Safety of `@unchecked Sendable`: `value` is only read or written inside `withLock`, which holds
+    // `mutex` for the whole access, so no two threads ever touch it at once. The closures passed to
+    // `withLock` are not `@Sendable`, but they run synchronously on the calling thread while the lock
+    // is held and cannot be retained past the call.
+    private var value: Value
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+
+    /// Creates the box holding `value`.
+    init(_ value: Value) {
+        self.value = value
+        mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        let result = pthread_mutex_init(mutex, nil)
+        precondition(result == 0, "pthread_mutex_init failed with \(result)")
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deinitialize(count: 1)
+        mutex.deallocate()
+    }
+
+    /// Runs `body` with exclusive access to the value and returns what it returns.
+    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&value)
+    }
+}
