@@ -26,7 +26,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "StoreFlowableDemo",
-            dependencies: ["StoreFlowable", "StoreFlowableTesting"],
+            dependencies: ["StoreFlowable"],
             path: "Sources/storeflowable-demo",
             swiftSettings: strictSettings
         ),

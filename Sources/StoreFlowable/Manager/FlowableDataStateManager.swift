@@ -19,9 +19,17 @@ public actor FlowableDataStateManager<Key: Hashable & Sendable> {
     }
 
     private var slots: [SlotKey: AnyObject] = [:]
+    private var idleErrors: ErrorRetention<SlotKey>
 
     /// Creates a manager that tracks no key yet.
-    public init() {}
+    ///
+    /// - Parameter rememberedErrorLimit: How many keys nobody uses any more may be kept only to remember
+    ///   their last error (so that the next subscriber still sees it). Beyond this, the oldest such keys
+    ///   are forgotten and start from `.fixed` again. Values below zero count as zero. The default keeps
+    ///   memory bounded on servers where failures happen for ever-new keys.
+    public init(rememberedErrorLimit: Int = 1_000) {
+        idleErrors = ErrorRetention(limit: rememberedErrorLimit)
+    }
 
     /// The number of keys (per data type) whose state the manager currently keeps.
     ///
@@ -68,12 +76,20 @@ public actor FlowableDataStateManager<Key: Hashable & Sendable> {
         return slot
     }
 
+    /// Releases the key if idle; keeps it, within the retention limit, if only its error is left.
     private func releaseIfIdle<Data: Sendable>(_ key: Key, _: Data.Type) {
         let slotKey = SlotKey(key: key, dataType: ObjectIdentifier(Data.self))
         guard let object = slots[slotKey] else { return }
         // Safe for the same reason as in `existingSlot(for:_:)`.
-        if unsafeDowncast(object, to: KeySlot<Data>.self).machine.isIdle {
+        let machine = unsafeDowncast(object, to: KeySlot<Data>.self).machine
+        if machine.isIdle {
             slots[slotKey] = nil
+            idleErrors.remove(slotKey)
+        } else if machine.isIdleExceptForError {
+            // Every key the retention forgets is idle but for its error, so dropping it loses no caller.
+            for forgotten in idleErrors.retain(slotKey) { slots[forgotten] = nil }
+        } else {
+            idleErrors.remove(slotKey)
         }
     }
 
@@ -170,6 +186,11 @@ public actor FlowableDataStateManager<Key: Hashable & Sendable> {
         -> KeyEffects<Data>
     {
         apply(key, Data.self) { machine in ((), machine.finishUpdate(id, newData: newData, error: error)) }.1
+    }
+
+    /// The number of writers queued behind the one writing the cache for `key`, for race tests.
+    func writeQueueLength<Data: Sendable>(for key: Key, _: Data.Type) -> Int {
+        existingSlot(for: key, Data.self)?.machine.writeQueue.count ?? 0
     }
 
     /// The subscriber and waiter counts of `key`, for leak checks.

@@ -110,6 +110,12 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer> {
             && writeQueue.isEmpty && lastError == nil
     }
 
+    /// Whether the key holds nothing but a remembered error.
+    var isIdleExceptForError: Bool {
+        subscribers.isEmpty && waiters.isEmpty && flight == nil && writeOwner == nil
+            && writeQueue.isEmpty && lastError != nil
+    }
+
     private mutating func makeID() -> ID {
         lastID &+= 1
         return lastID
