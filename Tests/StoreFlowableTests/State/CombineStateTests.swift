@@ -65,18 +65,18 @@ struct CombineStateTests {
         // Each step yields one input state and reads the one combination it produces.
         a.continuation.yield(.loading(content: nil))
         b.continuation.yield(.completed(10))
-        #expect(await output.next()?.snapshot == .loading(nil))
+        #expect(await output.next()?.picture == .loading(nil))
 
         a.continuation.yield(.completed(1))
-        #expect(await output.next()?.snapshot == .completed(11))
+        #expect(await output.next()?.picture == .completed(11))
 
         b.continuation.yield(.error(content: 20, rawError: StateTestError(id: 5)))
-        #expect(await output.next()?.snapshot == .error(21, id: 5))
+        #expect(await output.next()?.picture == .error(21, id: 5))
 
         // A finished input keeps contributing its last state.
         a.continuation.finish()
         b.continuation.yield(.completed(content: 30, next: .loading, prev: .noMoreData))
-        #expect(await output.next()?.snapshot == .completed(31, next: .loading, prev: .fixed(canRequest: false)))
+        #expect(await output.next()?.picture == .completed(31, next: .loading, prev: .fixed(canRequest: false)))
 
         b.continuation.finish()
         #expect(await output.next() == nil)
@@ -93,15 +93,15 @@ struct CombineStateTests {
         a.continuation.yield(.completed("x"))
         b.continuation.yield(.completed(1))
         c.continuation.yield(.loading(content: true))
-        #expect(await output.next()?.snapshot == .loading("x-1-true"))
+        #expect(await output.next()?.picture == .loading("x-1-true"))
 
         c.continuation.yield(.completed(false))
-        #expect(await output.next()?.snapshot == .completed("x-1-false"))
+        #expect(await output.next()?.picture == .completed("x-1-false"))
 
         a.continuation.finish()
         c.continuation.finish()
         b.continuation.yield(.error(content: nil, rawError: StateTestError(id: 4)))
-        #expect(await output.next()?.snapshot == .error(nil, id: 4))
+        #expect(await output.next()?.picture == .error(nil, id: 4))
 
         b.continuation.finish()
         #expect(await output.next() == nil)
@@ -175,7 +175,7 @@ struct CombineStateTests {
 
         let first = await Self.firstElement(of: a.stream.combineState(b.stream, c.stream) { $0 + $1 + $2 })
 
-        #expect(first?.snapshot == .loading(nil))
+        #expect(first?.picture == .loading(nil))
         #expect(await Self.first(3, of: terminations) == Self.cancelled("a", "b", "c"))
     }
 

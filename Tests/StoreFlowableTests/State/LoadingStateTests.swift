@@ -136,14 +136,14 @@ struct LoadingStateTests {
             calls += 1
             return "#\(content)"
         }
-        #expect(mapped.snapshot == Self.expectedMapping(of: testCase.state))
+        #expect(mapped.picture == Self.expectedMapping(of: testCase.state))
         #expect(calls == (testCase.content == nil ? 0 : 1))
     }
 
     @Test(.timeLimit(.minutes(1)), arguments: cases)
     func asyncMapContentTransformsOnlyTheContent(_ testCase: ContentCase) async {
         let mapped = await testCase.state.mapContent { content in await Self.echo("#\(content)") }
-        #expect(mapped.snapshot == Self.expectedMapping(of: testCase.state))
+        #expect(mapped.picture == Self.expectedMapping(of: testCase.state))
     }
 
     @Test func mapContentRethrowsWhatTheTransformThrows() throws {
@@ -154,7 +154,7 @@ struct LoadingStateTests {
         let mapped = try LoadingState<Int>.loading(content: nil).mapContent { _ -> Int in
             throw StateTestError(id: 8)
         }
-        #expect(mapped.snapshot == .loading(nil))
+        #expect(mapped.picture == .loading(nil))
     }
 
     @Test(.timeLimit(.minutes(1)))

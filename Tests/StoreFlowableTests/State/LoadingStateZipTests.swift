@@ -82,7 +82,7 @@ struct LoadingStateZipTests {
     @Test(arguments: table)
     func zipFollowsTheErrorThenLoadingThenCompletedRules(_ testCase: ZipCase) {
         let zipped = testCase.lhs.zip(testCase.rhs) { $0 + $1 }
-        #expect(zipped.snapshot == testCase.expected)
+        #expect(zipped.picture == testCase.expected)
     }
 
     @Test(arguments: table)
@@ -98,7 +98,7 @@ struct LoadingStateZipTests {
 
     @Test func transformReceivesTheReceiversContentFirst() {
         let zipped = LoadingState<String>.completed("user").zip(LoadingState<Int>.completed(3)) { "\($0)/\($1)" }
-        #expect(zipped.snapshot == .completed("user/3"))
+        #expect(zipped.picture == .completed("user/3"))
     }
 
     @Test func zipRethrowsWhatTheTransformThrows() throws {
@@ -107,7 +107,7 @@ struct LoadingStateZipTests {
         }
         // The argument has no content, so the throwing transform never runs.
         let zipped = try Self.lhsCompleted.zip(Self.rhsLoadingNil) { _, _ -> Int in throw StateTestError(id: 3) }
-        #expect(zipped.snapshot == .loading(nil))
+        #expect(zipped.picture == .loading(nil))
     }
 
     // MARK: next and prev
@@ -144,11 +144,11 @@ struct LoadingStateZipTests {
         let rhs = LoadingState<Int>.completed(
             content: 10, next: testCase.rhs, prev: .error(rawError: StateTestError(id: 7)))
         let zipped = lhs.zip(rhs) { $0 + $1 }
-        #expect(zipped.snapshot == .completed(11, next: testCase.expected, prev: .error(id: 7)))
+        #expect(zipped.picture == .completed(11, next: testCase.expected, prev: .error(id: 7)))
 
         let swapped = LoadingState<Int>.completed(content: 1, next: .noMoreData, prev: testCase.lhs)
             .zip(.completed(content: 10, next: .loading, prev: testCase.rhs)) { $0 + $1 }
-        #expect(swapped.snapshot == .completed(11, next: .loading, prev: testCase.expected))
+        #expect(swapped.picture == .completed(11, next: .loading, prev: testCase.expected))
     }
 
     // MARK: Three states
@@ -169,8 +169,8 @@ struct LoadingStateZipTests {
             let threeWay = first.zip(second, third) { $0 + $1 + $2 }
             let pairwise = first.zip(second) { $0 + $1 }.zip(third) { $0 + $1 }
             let rightFirst = first.zip(second.zip(third) { $0 + $1 }) { $0 + $1 }
-            #expect(threeWay.snapshot == pairwise.snapshot, "third: \(third)")
-            #expect(threeWay.snapshot == rightFirst.snapshot, "third: \(third)")
+            #expect(threeWay.picture == pairwise.picture, "third: \(third)")
+            #expect(threeWay.picture == rightFirst.picture, "third: \(third)")
         }
     }
 
@@ -178,22 +178,22 @@ struct LoadingStateZipTests {
         let zipped = LoadingState<String>.completed("a").zip(LoadingState<Int>.completed(2), .completed(true)) {
             "\($0)-\($1)-\($2)"
         }
-        #expect(zipped.snapshot == .completed("a-2-true"))
+        #expect(zipped.picture == .completed("a-2-true"))
     }
 
     @Test func threeWayZipTakesTheFirstErrorInReceiverFirstOrder() {
         let second = LoadingState<Int>.error(content: 10, rawError: StateTestError(id: 2))
         let third = LoadingState<Int>.error(content: 100, rawError: StateTestError(id: 3))
-        #expect(Self.lhsCompleted.zip(second, third) { $0 + $1 + $2 }.snapshot == .error(111, id: 2))
-        #expect(Self.lhsLoading.zip(Self.rhsCompleted, third) { $0 + $1 + $2 }.snapshot == .error(111, id: 3))
-        #expect(Self.lhsErrorNil.zip(second, third) { $0 + $1 + $2 }.snapshot == .error(nil, id: 1))
+        #expect(Self.lhsCompleted.zip(second, third) { $0 + $1 + $2 }.picture == .error(111, id: 2))
+        #expect(Self.lhsLoading.zip(Self.rhsCompleted, third) { $0 + $1 + $2 }.picture == .error(111, id: 3))
+        #expect(Self.lhsErrorNil.zip(second, third) { $0 + $1 + $2 }.picture == .error(nil, id: 1))
     }
 
     @Test func threeWayZipIsLoadingWhenAnyIsLoadingAndNoneFailed() {
         let third = LoadingState<Int>.loading(content: 100)
-        #expect(Self.lhsCompleted.zip(Self.rhsCompleted, third) { $0 + $1 + $2 }.snapshot == .loading(111))
-        #expect(Self.lhsCompleted.zip(Self.rhsLoadingNil, third) { $0 + $1 + $2 }.snapshot == .loading(nil))
+        #expect(Self.lhsCompleted.zip(Self.rhsCompleted, third) { $0 + $1 + $2 }.picture == .loading(111))
+        #expect(Self.lhsCompleted.zip(Self.rhsLoadingNil, third) { $0 + $1 + $2 }.picture == .loading(nil))
         #expect(
-            Self.lhsCompleted.zip(Self.rhsCompleted, .completed(100)) { $0 + $1 + $2 }.snapshot == .completed(111))
+            Self.lhsCompleted.zip(Self.rhsCompleted, .completed(100)) { $0 + $1 + $2 }.picture == .completed(111))
     }
 }

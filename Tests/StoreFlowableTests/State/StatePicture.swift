@@ -46,5 +46,5 @@ enum StatePicture<Content: Equatable & Sendable>: Equatable, Sendable {
 
 extension LoadingState where Content: Equatable {
     /// This state as an `Equatable` snapshot.
-    var snapshot: StatePicture<Content> { StatePicture(self) }
+    var picture: StatePicture<Content> { StatePicture(self) }
 }
