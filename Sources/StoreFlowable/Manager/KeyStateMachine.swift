@@ -57,6 +57,12 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer> {
         /// An action with no effect.
         static var none: Action { Action() }
 
+        /// Adds the flight cancellation and writer rejection of `other` to this action.
+        mutating func merge(_ other: Action) {
+            if let cancel = other.cancelFlight { cancelFlight = cancel }
+            if let reject = other.rejectWriter { rejectWriter = reject }
+        }
+
         /// Whether running this action would do nothing.
         var isEmpty: Bool {
             emission == nil && resolution == nil && startFlight == nil && cancelFlight == nil
@@ -141,10 +147,13 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer> {
         subscriber id: ID, version readVersion: UInt64, cached: Data?, isValid: Bool, forceRefresh: Bool
     ) -> Action {
         guard let subscriber = subscribers[id] else { return .none }
-        guard writeOwner == nil, readVersion == version else {
+        guard readVersion == version else {
             return forceRefresh ? startFlightIfNeeded() : .none
         }
         content = cached
+        guard writeOwner == nil else {
+            return forceRefresh ? startFlightIfNeeded() : .none
+        }
         if flight != nil {
             return Action(emission: (.loading(content: cached), .one(subscriber)))
         }
@@ -248,44 +257,44 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer> {
     }
 
     /// Update `id` finished writing `newData` (or failed to, with `error`).
+    ///
+    /// A successful non-nil update wins over a flight that started while it was writing: that flight is
+    /// cancelled and its waiters receive `newData`. A successful `nil` update starts a flight when anyone
+    /// subscribes or waits. A failed update is remembered as the key's error and handed to the waiters.
     mutating func finishUpdate(_ id: ID, newData: Data?, error: (any Error)?) -> Action {
         precondition(isWriteOwner(.update(id)), "finishUpdate for an update that does not hold the write turn")
         var action = Action.none
         if let error {
-            if flight == nil { lastError = error }
+            lastError = error
             if !waiters.isEmpty { action.resolution = (takeWaiters(), .failure(error)) }
-            if hasSubscribers {
-                let state: LoadingState<Data> =
-                    flight == nil ? .error(content: content, rawError: error) : .loading(content: content)
-                action.emission = (state, .all(subscribers))
-            }
         } else {
             version &+= 1
             lastError = nil
             content = hasSubscribers ? newData : nil
             if let newData {
+                action = supersedeFlight()
                 if !waiters.isEmpty { action.resolution = (takeWaiters(), .success(newData)) }
-                if hasSubscribers {
-                    let state: LoadingState<Data> = flight == nil ? .completed(newData) : .loading(content: newData)
-                    action.emission = (state, .all(subscribers))
-                }
             } else if flight == nil, hasSubscribers || !waiters.isEmpty {
                 action.startFlight = beginFlight()
-                if hasSubscribers { action.emission = (.loading(content: nil), .all(subscribers)) }
-            } else if hasSubscribers {
-                action.emission = (.loading(content: nil), .all(subscribers))
             }
         }
+        // Abandon before passing the turn, so that a flight nobody wants is never granted the write.
+        action.merge(abandonFlightIfUnwanted())
         passWriteTurn(into: &action)
-        let abandon = abandonFlightIfUnwanted()
-        if let cancel = abandon.cancelFlight { action.cancelFlight = cancel }
-        if let reject = abandon.rejectWriter { action.rejectWriter = reject }
+        if hasSubscribers, let state = currentState { action.emission = (state, .all(subscribers)) }
         return action
     }
 
     // MARK: Helpers
 
     private var hasSubscribers: Bool { !subscribers.isEmpty }
+
+    /// The state every subscriber should hold now, or `nil` when there is nothing to show.
+    private var currentState: LoadingState<Data>? {
+        if flight != nil { return .loading(content: content) }
+        if let lastError { return .error(content: content, rawError: lastError) }
+        return content.map { .completed($0) }
+    }
 
     private func isWriteOwner(_ turn: WriteTurn) -> Bool {
         switch (writeOwner, turn) {

@@ -14,7 +14,7 @@ struct BadCallbackTests {
         fixture.origin.release()
         try await recorder.waitForLatest { $0.isCompleted }
         #expect(recorder.snapshots == [.loading(nil), .completed("fresh")])
-        #expect(await fixture.store.getData() == "fresh")  // read fails again: fetched again
+        #expect(await fixture.store.getData() == "fresh-2")  // the read fails again: fetched again
         #expect(fixture.origin.callCount == 2)
         recorder.cancel()
     }
