@@ -1,0 +1,121 @@
+/// The continuations of suspended tasks, each stored with the condition it waits for under an id of
+/// its own, so that a cancelled task can withdraw exactly its own continuation.
+///
+/// A plain value kept inside a double's ``LockedState``: it never resumes anything itself. Methods
+/// that remove continuations return them so the caller can resume them after releasing the lock.
+struct WaiterList<Condition: Sendable, Output: Sendable>: Sendable {
+    /// The continuation of one suspended task.
+    typealias Continuation = CheckedContinuation<Output, Never>
+
+    /// One suspended task: what it waits for and how to wake it.
+    private struct Entry: Sendable {
+        let condition: Condition
+        let continuation: Continuation
+    }
+
+    private var lastID: UInt64 = 0
+    private var entries: [UInt64: Entry] = [:]
+
+    /// The number of suspended tasks in the list.
+    var count: Int { entries.count }
+
+    /// Returns an id no other waiter of this list has had.
+    mutating func reserveID() -> UInt64 {
+        lastID += 1
+        return lastID
+    }
+
+    /// Stores a suspended task's continuation under the id it reserved.
+    mutating func insert(id: UInt64, condition: Condition, continuation: Continuation) {
+        entries[id] = Entry(condition: condition, continuation: continuation)
+    }
+
+    /// Removes and returns the continuation stored under `id`, or `nil` if it was already removed.
+    mutating func remove(id: UInt64) -> Continuation? {
+        entries.removeValue(forKey: id)?.continuation
+    }
+
+    /// The conditions of every waiter with its id, in the order the waiters arrived.
+    var conditions: [(id: UInt64, condition: Condition)] {
+        entries.sorted { $0.key < $1.key }.map { (id: $0.key, condition: $0.value.condition) }
+    }
+
+    /// Removes and returns the continuations whose condition satisfies `isReady`, in arrival order.
+    mutating func removeAll(where isReady: (Condition) -> Bool) -> [Continuation] {
+        let ready = entries.filter { isReady($0.value.condition) }.keys.sorted()
+        return ready.compactMap { entries.removeValue(forKey: $0)?.continuation }
+    }
+
+    /// Removes and returns every continuation, in arrival order.
+    mutating func removeAll() -> [Continuation] {
+        removeAll { _ in true }
+    }
+}
+
+extension WaiterList where Condition == Int, Output == Void {
+    /// Removes and returns the continuations of tasks waiting for a count of at most `count`.
+    mutating func removeReached(_ count: Int) -> [Continuation] {
+        removeAll { $0 <= count }
+    }
+}
+
+extension LockedState {
+    /// Suspends the calling task in the waiter list at `list` until someone resumes it, or returns at
+    /// once with what `arrive` returns.
+    ///
+    /// `arrive` runs exactly once, under the lock, before the task parks: it may update the state and
+    /// returns the output to finish with at once, or `nil` to park. `afterArriving` then runs exactly
+    /// once on the calling task after the lock is released and before the task suspends, so whatever
+    /// it resumes observes this task already parked. With a `cancelledOutput`, a task that is cancelled
+    /// before or while it is parked withdraws its continuation and returns `cancelledOutput`; without
+    /// one, the task ignores cancellation and stays parked until resumed.
+    func park<Condition, Output>(
+        in list: any WritableKeyPath<State, WaiterList<Condition, Output>> & Sendable,
+        condition: Condition,
+        ifCancelled cancelledOutput: Output? = nil,
+        arrive: (inout State) -> Output?,
+        afterArriving: () -> Void = {}
+    ) async -> Output {
+        let id = withLock { $0[keyPath: list].reserveID() }
+        guard let cancelledOutput else {
+            return await withCheckedContinuation { continuation in
+                arriveOrPark(
+                    continuation, id: id, in: list, condition: condition, ifCancelled: nil, arrive: arrive)
+                afterArriving()
+            }
+        }
+        // Cancellation sets the task's flag before running the handler, so either the arrival saw the
+        // flag and never parked, or the continuation is in the list by the time the handler takes the
+        // lock and the handler withdraws it. Either way the task wakes exactly once.
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                arriveOrPark(
+                    continuation, id: id, in: list, condition: condition, ifCancelled: cancelledOutput,
+                    arrive: arrive)
+                afterArriving()
+            }
+        } onCancel: {
+            let withdrawn = self.withLock { $0[keyPath: list].remove(id: id) }
+            withdrawn?.resume(returning: cancelledOutput)
+        }
+    }
+
+    /// Runs `arrive` under the lock and then either resumes `continuation` at once (after unlocking)
+    /// or stores it in the list at `list`.
+    private func arriveOrPark<Condition, Output>(
+        _ continuation: WaiterList<Condition, Output>.Continuation,
+        id: UInt64,
+        in list: any WritableKeyPath<State, WaiterList<Condition, Output>> & Sendable,
+        condition: Condition,
+        ifCancelled cancelledOutput: Output?,
+        arrive: (inout State) -> Output?
+    ) {
+        let immediate: Output? = withLock { state in
+            if let output = arrive(&state) { return output }
+            if let cancelledOutput, Task.isCancelled { return cancelledOutput }
+            state[keyPath: list].insert(id: id, condition: condition, continuation: continuation)
+            return nil
+        }
+        if let immediate { continuation.resume(returning: immediate) }
+    }
+}
