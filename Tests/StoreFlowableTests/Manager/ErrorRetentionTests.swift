@@ -1,5 +1,6 @@
-@testable import StoreFlowable
 import Testing
+
+@testable import StoreFlowable
 
 /// The bounded queue of idle keys kept only for their error.
 struct ErrorRetentionTests {

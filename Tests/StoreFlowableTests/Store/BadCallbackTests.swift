@@ -1,6 +1,7 @@
-@testable import StoreFlowable
 import StoreFlowableTesting
 import Testing
+
+@testable import StoreFlowable
 
 /// Promise 8: throwing callbacks give documented states and errors, never a crash, hang or lost value.
 @Suite(.timeLimit(.minutes(1)))

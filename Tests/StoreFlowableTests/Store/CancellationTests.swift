@@ -1,6 +1,7 @@
-@testable import StoreFlowable
 import StoreFlowableTesting
 import Testing
+
+@testable import StoreFlowable
 
 /// Promise 7: cancelled callers leave at once, the shared fetch goes on for the others, and a fetch
 /// nobody waits for is cancelled.
@@ -90,5 +91,46 @@ struct CancellationTests {
         await refresh.value
         await fixture.origin.waitForCancellations(1)
         await fixture.waitUntilReleased()
+    }
+
+    /// An origin whose calls wait for a gate and ignore cancellation, as a blocking client would.
+    struct StubbornCallback: StoreFlowableCallback {
+        let key = "key"
+        let flowableDataStateManager: FlowableDataStateManager<String>
+        let cache: InMemoryCache<String>
+        let counter: ScriptedOrigin<String>
+        let gate: OneShot<Bool>
+
+        func loadDataFromCache() async throws -> String? { try await cache.load() }
+        func saveDataToCache(newData: String?) async throws { try await cache.save(newData) }
+        func needRefresh(cachedData: String) async -> Bool { false }
+        func fetchDataFromOrigin() async throws -> String {
+            let value = try await counter.fetch()
+            _ = try await gate.value(cancellable: false)
+            return value
+        }
+    }
+
+    @Test func aNewFetchWaitsForTheCancelledOriginCallToReturn() async throws {
+        let callback = StubbornCallback(
+            flowableDataStateManager: FlowableDataStateManager(), cache: InMemoryCache(),
+            counter: ScriptedOrigin(otherwise: { .success("fresh-\($0)") }), gate: OneShot())
+        let store = callback.create()
+        let first = Task { try await store.requireData() }
+        await callback.counter.waitForCalls(1)
+        first.cancel()
+        await #expect(throws: CancellationError.self) { try await first.value }
+        // The first origin call is still running: a new caller joins a fetch whose call waits for it.
+        let second = Task { try await store.requireData() }
+        await eventually {
+            await callback.flowableDataStateManager.registryCounts(for: "key", String.self).waiters == 1
+        }
+        #expect(await store.dataState().isLoading)
+        #expect(callback.counter.callCount == 1)
+        callback.gate.resolve(.success(true))
+        #expect(try await second.value == "fresh-2")
+        #expect(callback.counter.callCount == 2)
+        #expect(callback.cache.writes == ["fresh-2"])
+        await eventually { await callback.flowableDataStateManager.trackedKeyCount == 0 }
     }
 }

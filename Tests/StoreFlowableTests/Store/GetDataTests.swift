@@ -1,6 +1,7 @@
-@testable import StoreFlowable
 import StoreFlowableTesting
 import Testing
+
+@testable import StoreFlowable
 
 /// `getData`/`requireData` from each source, `validate` and `refresh` (promises 4 and 10).
 @Suite(.timeLimit(.minutes(1)))

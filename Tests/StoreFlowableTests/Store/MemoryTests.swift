@@ -1,6 +1,7 @@
-@testable import StoreFlowable
 import StoreFlowableTesting
 import Testing
+
+@testable import StoreFlowable
 
 /// Promise 9: the state manager keeps nothing for idle keys, and registries empty when callers leave.
 /// (Resident-memory figures are measured in the Benchmarks package, not here.)

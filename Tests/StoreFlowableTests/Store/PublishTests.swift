@@ -1,6 +1,7 @@
-@testable import StoreFlowable
 import StoreFlowableTesting
 import Testing
+
+@testable import StoreFlowable
 
 /// Promise 2: what `publish()` emits, in order, for every cache situation.
 @Suite(.timeLimit(.minutes(1)))

@@ -1,6 +1,7 @@
-@testable import StoreFlowable
 import StoreFlowableTesting
 import Testing
+
+@testable import StoreFlowable
 
 /// An error with a name, for scripting origins and caches.
 struct TestError: Error, Equatable, CustomStringConvertible {

@@ -1,6 +1,7 @@
-@testable import StoreFlowable
 import StoreFlowableTesting
 import Testing
+
+@testable import StoreFlowable
 
 /// Promises 3, 5 and 6: `update` wins, `clear` keeps subscribers, nothing stays loading.
 @Suite(.timeLimit(.minutes(1)))

@@ -1,6 +1,7 @@
-@testable import StoreFlowable
 import StoreFlowableTesting
 import Testing
+
+@testable import StoreFlowable
 
 /// Updates, clears, refreshes and cancellations racing each other on one key: nothing hangs, nothing is
 /// left loading, and the cache and the subscribers end on the same value.

@@ -1,6 +1,7 @@
-@testable import StoreFlowable
 import StoreFlowableTesting
 import Testing
+
+@testable import StoreFlowable
 
 /// Promise 1 under load: however many callers and whatever mix of calls, one fetch per key at a time.
 @Suite(.timeLimit(.minutes(3)))
