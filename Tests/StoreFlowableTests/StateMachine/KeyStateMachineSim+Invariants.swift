@@ -1,0 +1,96 @@
+@testable import StoreFlowable
+
+extension MachineTest.Sim {
+    /// Records every invariant the machine, or the simulated store around it, breaks now.
+    mutating func check(_ event: String) {
+        let problems = invariantProblems()
+        if !problems.isEmpty { recordViolations(problems.map { "\(event): \($0)" }) }
+    }
+
+    /// The invariants the machine promises, checked against its state and against the simulated tasks.
+    func invariantProblems() -> [String] {
+        var problems: [String] = []
+        let machine = self.machine
+        if machine.status.isLoading != (machine.flight != nil) {
+            problems.append("status \(machine.status) while the flight is \(String(describing: machine.flight))")
+        }
+        if !machine.waiters.isEmpty, machine.flight == nil, machine.writeOwner == nil, machine.writeQueue.isEmpty {
+            problems.append("\(machine.waiters.count) waiters with no flight and no write to resolve them")
+        }
+        if machine.subscribers.isEmpty, machine.waiters.isEmpty, let flight = machine.flight, flight.phase != .saving {
+            problems.append("flight \(flight.id) is \(flight.phase) with nobody waiting for it")
+        }
+        if machine.content != nil, machine.subscribers.isEmpty {
+            problems.append("content kept with no subscriber")
+        }
+        let expectedIdle =
+            machine.subscribers.isEmpty && machine.waiters.isEmpty && machine.flight == nil
+            && machine.writeOwner == nil && machine.writeQueue.isEmpty && machine.lastError == nil
+        if machine.isIdle != expectedIdle { problems.append("isIdle is \(machine.isIdle), expected \(expectedIdle)") }
+        if Set(machine.waiters.keys) != Set(waiterIDs.values) {
+            problems.append("machine waiters \(machine.waiters.keys.sorted()) != waiting \(waiterIDs.values.sorted())")
+        }
+        if Set(machine.subscribers.keys) != Set(subscriberIDs.values) {
+            problems.append("machine subscribers differ from the attached streams")
+        }
+        problems += flightProblems()
+        problems += writeProblems()
+        return problems
+    }
+
+    /// Single flight: at most one flight task is live, and it is the machine's flight, in the same phase.
+    private func flightProblems() -> [String] {
+        let live = flights.filter { !$0.cancelled && $0.stage != .finished }
+        guard let flight = machine.flight else {
+            return live.isEmpty ? [] : ["flight task F\(live[0].index) runs, but the machine has no flight"]
+        }
+        guard live.count == 1, let task = live.first, task.id == flight.id else {
+            return ["\(live.count) live flight tasks for machine flight \(flight.id)"]
+        }
+        guard task.stage.kind == flight.phase else {
+            return ["F\(task.index) is \(task.stage), the machine says \(flight.phase)"]
+        }
+        return []
+    }
+
+    /// One writer at a time: the write owner is the one task writing, and every waiting writer is queued.
+    private func writeProblems() -> [String] {
+        var problems: [String] = []
+        let savingFlights = flights.filter { if case .saving = $0.stage { true } else { false } }
+        let writingUpdates = updates.filter { $0.stage == .writing }
+        if savingFlights.count + writingUpdates.count > 1 {
+            problems.append("\(savingFlights.count + writingUpdates.count) tasks write the cache at once")
+        }
+        switch machine.writeOwner {
+        case .flight(let id)?:
+            if savingFlights.first?.id != id { problems.append("the write owner, flight \(id), is not saving") }
+        case .update(let id)?:
+            if writingUpdates.first?.id != id { problems.append("the write owner, update \(id), is not writing") }
+        case nil:
+            if !savingFlights.isEmpty || !writingUpdates.isEmpty { problems.append("a task writes without the turn") }
+        }
+        var queued: [Int] = []
+        for entry in machine.writeQueue {
+            switch entry.turn {
+            case .flight(let id):
+                if machine.flight?.id != id || machine.flight?.phase != .awaitingWrite {
+                    problems.append("queued flight \(id) is not the flight awaiting its write")
+                }
+                if !flights.contains(where: { $0.id == id && $0.writer == entry.writer }) {
+                    problems.append("queued flight \(id) has the wrong writer")
+                }
+            case .update(let id):
+                if !updates.contains(where: { $0.id == id && $0.writer == entry.writer && $0.stage == .waiting }) {
+                    problems.append("queued update \(id) is not a waiting update")
+                }
+            }
+            queued.append(entry.writer)
+        }
+        if Set(queued).count != queued.count { problems.append("a writer is queued twice") }
+        let waiting =
+            flights.filter { if case .awaitingTurn = $0.stage { true } else { false } }.map(\.writer)
+            + updates.filter { $0.stage == .waiting }.map(\.writer)
+        if Set(waiting) != Set(queued) { problems.append("waiting writers \(waiting) != queued writers \(queued)") }
+        return problems
+    }
+}
