@@ -150,9 +150,9 @@ public actor FlowableDataStateManager<Key: Hashable & Sendable> {
 
     func flightReturned<Data: Sendable>(
         _ key: Key, _: Data.Type, flight id: UInt64, writer: OneShot<Bool>
-    ) -> KeySlot<Data>.Machine.FetchReturnDecision {
-        guard let slot = existingSlot(for: key, Data.self) else { return .discard }
-        return slot.machine.flightReturned(id, writer: writer)
+    ) -> (decision: KeySlot<Data>.Machine.FetchReturnDecision, effects: KeyEffects<Data>) {
+        guard existingSlot(for: key, Data.self) != nil else { return (.discard, .none) }
+        return apply(key, Data.self) { machine in machine.flightReturned(id, writer: writer) }
     }
 
     func flightFailed<Data: Sendable>(_ key: Key, _: Data.Type, flight id: UInt64, error: any Error)

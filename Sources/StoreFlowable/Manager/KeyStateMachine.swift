@@ -8,17 +8,23 @@
 ///
 /// Invariants, checked by the tests of every transition:
 /// - `status` is `.loading` exactly while `flight` is non-nil (it is derived, so it cannot drift).
-/// - Waiters exist only while a flight is running or a cache write is in progress, so every waiter is
+/// - Waiters exist only while a flight exists or a cache write is in progress, so every waiter is
 ///   eventually resolved.
+/// - At most one origin call runs at a time: a cancelled flight whose origin call has not returned yet
+///   is `draining`, and the next flight waits (`.pending`) until it has.
 /// - At most one cache write (a fetch saving its result, or an update) runs at a time; the others queue
 ///   in arrival order.
-/// - A fetch that started before an update began never writes the cache after it.
+/// - No fetch writes the cache after a successful update that finished before the fetch began saving.
+/// - Every subscriber's first state comes from ``initialRead(subscriber:version:cached:isValid:forceRefresh:)``;
+///   only then does it receive broadcasts, so it never sees a state twice.
 struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer> {
     /// Identifies subscribers, waiters, writers and flights of one key. Never reused.
     typealias ID = UInt64
 
     /// Where the single origin fetch of the key is.
     enum FlightPhase: Equatable {
+        /// The flight exists (callers join it) but waits for a cancelled flight's origin call to return.
+        case pending
         /// The origin is being called.
         case fetching
         /// The origin returned; the result waits for its turn to write the cache.
@@ -45,7 +51,7 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer> {
         var emission: (state: LoadingState<Data>, to: Recipients)?
         /// Waiters to resolve, with the outcome to hand them.
         var resolution: (waiters: [ID: Waiter], outcome: Result<Data, any Error>)?
-        /// A flight to start (the origin fetch), by id.
+        /// A flight whose origin call to start, by id.
         var startFlight: ID?
         /// A flight to cancel, by id; its result will be ignored.
         var cancelFlight: ID?
@@ -57,8 +63,9 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer> {
         /// An action with no effect.
         static var none: Action { Action() }
 
-        /// Adds the flight cancellation and writer rejection of `other` to this action.
+        /// Adds the flight start, flight cancellation and writer rejection of `other` to this action.
         mutating func merge(_ other: Action) {
+            if let start = other.startFlight { startFlight = start }
             if let cancel = other.cancelFlight { cancelFlight = cancel }
             if let reject = other.rejectWriter { rejectWriter = reject }
         }
@@ -84,6 +91,8 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer> {
 
     /// The current flight, if any.
     private(set) var flight: (id: ID, phase: FlightPhase)?
+    /// A cancelled flight whose origin call has not returned yet.
+    private(set) var draining: ID?
     /// The error of the last failed fetch or write; cleared by the next success.
     private(set) var lastError: (any Error)?
     /// The value the cache holds as far as the store knows; kept only while subscribers exist.
@@ -92,8 +101,10 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer> {
     private(set) var version: UInt64 = 0
     /// Callers of `getData`, `requireData`, `validate` and `refresh` waiting for the next outcome.
     private(set) var waiters: [ID: Waiter] = [:]
-    /// The `publish()` streams attached to the key.
+    /// The `publish()` streams that received their first state and now receive every broadcast.
     private(set) var subscribers: [ID: Subscriber] = [:]
+    /// The `publish()` streams attached but still reading the cache for their first state.
+    private(set) var pendingSubscribers: [ID: Subscriber] = [:]
     /// Who is writing the cache now.
     private(set) var writeOwner: WriteTurn?
     /// Who waits to write the cache, oldest first.
@@ -111,16 +122,19 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer> {
     }
 
     /// Whether the key holds nothing worth keeping: no subscriber, waiter, flight, write, or error.
-    var isIdle: Bool {
-        subscribers.isEmpty && waiters.isEmpty && flight == nil && writeOwner == nil
-            && writeQueue.isEmpty && lastError == nil
-    }
+    var isIdle: Bool { isUnused && lastError == nil }
 
     /// Whether the key holds nothing but a remembered error.
-    var isIdleExceptForError: Bool {
-        subscribers.isEmpty && waiters.isEmpty && flight == nil && writeOwner == nil
-            && writeQueue.isEmpty && lastError != nil
+    var isIdleExceptForError: Bool { isUnused && lastError != nil }
+
+    /// Whether nobody uses the key and nothing runs for it.
+    private var isUnused: Bool {
+        !hasAudience && waiters.isEmpty && flight == nil && draining == nil && writeOwner == nil
+            && writeQueue.isEmpty
     }
+
+    /// Whether any `publish()` stream is attached, including those still reading their first state.
+    private var hasAudience: Bool { !subscribers.isEmpty || !pendingSubscribers.isEmpty }
 
     private mutating func makeID() -> ID {
         lastID &+= 1
@@ -129,38 +143,40 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer> {
 
     // MARK: Subscribers
 
-    /// Attaches a `publish()` stream. Nothing is emitted until ``initialRead(subscriber:version:cached:isValid:forceRefresh:)``.
+    /// Attaches a `publish()` stream. It receives nothing until its
+    /// ``initialRead(subscriber:version:cached:isValid:forceRefresh:)``, which sends its first state.
     ///
     /// - Returns: The subscriber's id and the version its cache read must be checked against.
     mutating func subscribe(_ subscriber: Subscriber) -> (id: ID, version: UInt64) {
         let id = makeID()
-        subscribers[id] = subscriber
+        pendingSubscribers[id] = subscriber
         return (id, version)
     }
 
-    /// Reports what a new subscriber read from the cache, and decides its first state and whether to fetch.
+    /// Reports what a new subscriber read from the cache: sends its first state and decides whether to
+    /// fetch.
     ///
-    /// When a cache write completed or is in progress since the subscriber attached, the read may be
-    /// stale: that write has emitted, or will emit, a newer state to the subscriber, so the read is
-    /// dropped (only `forceRefresh` still starts a fetch).
+    /// When a cache write completed since the subscriber attached, the read may be stale: the subscriber
+    /// gets the key's current state instead. When a write is in progress, its outcome will be the
+    /// subscriber's first state. In both cases only `forceRefresh` starts a fetch.
     mutating func initialRead(
         subscriber id: ID, version readVersion: UInt64, cached: Data?, isValid: Bool, forceRefresh: Bool
     ) -> Action {
-        guard let subscriber = subscribers[id] else { return .none }
-        guard readVersion == version else {
+        guard let subscriber = pendingSubscribers.removeValue(forKey: id) else { return .none }
+        subscribers[id] = subscriber
+        let readIsCurrent = readVersion == version
+        if readIsCurrent { content = cached }
+        if writeOwner != nil {
             return forceRefresh ? startFlightIfNeeded() : .none
         }
-        content = cached
-        guard writeOwner == nil else {
-            return forceRefresh ? startFlightIfNeeded() : .none
+        if !readIsCurrent {
+            if forceRefresh, flight == nil { return startFlightIfNeeded() }
+            return currentState.map { Action(emission: ($0, .one(subscriber))) } ?? .none
         }
         if flight != nil {
             return Action(emission: (.loading(content: cached), .one(subscriber)))
         }
-        if forceRefresh || !isValid {
-            return startFlightIfNeeded()
-        }
-        guard let cached else { return startFlightIfNeeded() }
+        guard let cached, isValid, !forceRefresh else { return startFlightIfNeeded() }
         if let lastError {
             return Action(emission: (.error(content: cached, rawError: lastError), .one(subscriber)))
         }
@@ -170,14 +186,15 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer> {
     /// Detaches a `publish()` stream. When nobody is left, a fetch that has not reached the cache is
     /// cancelled.
     mutating func unsubscribe(_ id: ID) -> Action {
-        guard subscribers.removeValue(forKey: id) != nil else { return .none }
-        if subscribers.isEmpty { content = nil }
+        guard subscribers.removeValue(forKey: id) != nil || pendingSubscribers.removeValue(forKey: id) != nil
+        else { return .none }
+        if !hasAudience { content = nil }
         return abandonFlightIfUnwanted()
     }
 
     // MARK: Waiters
 
-    /// Adds a caller that waits for fresh data, starting a flight if none is running.
+    /// Adds a caller that waits for fresh data, starting a flight if none exists.
     ///
     /// - Returns: The waiter's id and the effects (a flight to start, `.loading` to emit).
     mutating func join(_ waiter: Waiter) -> (id: ID, action: Action) {
@@ -195,21 +212,26 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer> {
 
     // MARK: Flight
 
-    /// The origin returned `data` for flight `id`: decides whether and when it may be written.
-    mutating func flightReturned(_ id: ID, writer: Writer) -> FetchReturnDecision {
-        guard let current = flight, current.id == id, current.phase == .fetching else { return .discard }
+    /// The origin returned a value for flight `id`: decides whether and when it may be written.
+    ///
+    /// - Returns: The decision, and the effects of a cancelled flight's origin call having returned
+    ///   (the pending flight it held back starts).
+    mutating func flightReturned(_ id: ID, writer: Writer) -> (decision: FetchReturnDecision, action: Action) {
+        if draining == id { return (.discard, finishDraining()) }
+        guard let current = flight, current.id == id, current.phase == .fetching else { return (.discard, .none) }
         if writeOwner == nil {
             writeOwner = .flight(id)
             flight = (id, .saving)
-            return .write
+            return (.write, .none)
         }
         flight = (id, .awaitingWrite)
         writeQueue.append((.flight(id), writer))
-        return .waitForTurn
+        return (.waitForTurn, .none)
     }
 
-    /// Flight `id` failed in the origin (or was cancelled by its own code).
+    /// Flight `id` failed in the origin (or a cancelled flight's origin call ended by throwing).
     mutating func flightFailed(_ id: ID, error: any Error) -> Action {
+        if draining == id { return finishDraining() }
         guard let current = flight, current.id == id, current.phase == .fetching else { return .none }
         flight = nil
         lastError = error
@@ -221,7 +243,7 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer> {
         precondition(flight?.id == id && flight?.phase == .saving, "flightSaved for a flight that is not saving")
         flight = nil
         lastError = nil
-        content = hasSubscribers ? data : nil
+        content = hasAudience ? data : nil
         version &+= 1
         var action = settle(with: .success(data))
         passWriteTurn(into: &action)
@@ -230,7 +252,8 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer> {
 
     /// Flight `id` could not write its result to the cache; `error` is what the store reports.
     mutating func flightSaveFailed(_ id: ID, error: any Error) -> Action {
-        precondition(flight?.id == id && flight?.phase == .saving, "flightSaveFailed for a flight that is not saving")
+        precondition(
+            flight?.id == id && flight?.phase == .saving, "flightSaveFailed for a flight that is not saving")
         flight = nil
         lastError = error
         var action = settle(with: .failure(error))
@@ -270,24 +293,22 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer> {
         } else {
             version &+= 1
             lastError = nil
-            content = hasSubscribers ? newData : nil
+            content = hasAudience ? newData : nil
             if let newData {
                 action = supersedeFlight()
                 if !waiters.isEmpty { action.resolution = (takeWaiters(), .success(newData)) }
-            } else if flight == nil, hasSubscribers || !waiters.isEmpty {
-                action.startFlight = beginFlight()
+            } else if hasAudience || !waiters.isEmpty {
+                action.merge(startFlightIfNeeded(announce: false))
             }
         }
         // Abandon before passing the turn, so that a flight nobody wants is never granted the write.
         action.merge(abandonFlightIfUnwanted())
         passWriteTurn(into: &action)
-        if hasSubscribers, let state = currentState { action.emission = (state, .all(subscribers)) }
+        if !subscribers.isEmpty, let state = currentState { action.emission = (state, .all(subscribers)) }
         return action
     }
 
     // MARK: Helpers
-
-    private var hasSubscribers: Bool { !subscribers.isEmpty }
 
     /// The state every subscriber should hold now, or `nil` when there is nothing to show.
     private var currentState: LoadingState<Data>? {
@@ -310,28 +331,39 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer> {
         return taken
     }
 
-    private mutating func beginFlight() -> ID {
+    /// Creates a flight unless one exists. Its origin call starts now, or once a cancelled flight's
+    /// origin call has returned. With `announce`, every subscriber is told `.loading`.
+    private mutating func startFlightIfNeeded(announce: Bool = true) -> Action {
+        guard flight == nil else { return .none }
         let id = makeID()
-        flight = (id, .fetching)
-        return id
+        var action = Action.none
+        if draining == nil {
+            flight = (id, .fetching)
+            action.startFlight = id
+        } else {
+            flight = (id, .pending)
+        }
+        if announce, !subscribers.isEmpty { action.emission = (.loading(content: content), .all(subscribers)) }
+        return action
     }
 
-    /// Starts a flight unless one is running; announces `.loading` to every subscriber when it does.
-    private mutating func startFlightIfNeeded() -> Action {
-        guard flight == nil else { return .none }
-        var action = Action(startFlight: beginFlight())
-        if hasSubscribers { action.emission = (.loading(content: content), .all(subscribers)) }
-        return action
+    /// A cancelled flight's origin call returned: the flight held back for it may start.
+    private mutating func finishDraining() -> Action {
+        draining = nil
+        guard let current = flight, current.phase == .pending else { return .none }
+        flight = (current.id, .fetching)
+        return Action(startFlight: current.id)
     }
 
     /// Resolves every waiter and tells every subscriber after a flight ended.
     private mutating func settle(with outcome: Result<Data, any Error>) -> Action {
         var action = Action.none
         if !waiters.isEmpty { action.resolution = (takeWaiters(), outcome) }
-        if hasSubscribers {
+        if !subscribers.isEmpty {
             switch outcome {
             case .success(let data): action.emission = (.completed(data), .all(subscribers))
-            case .failure(let error): action.emission = (.error(content: content, rawError: error), .all(subscribers))
+            case .failure(let error):
+                action.emission = (.error(content: content, rawError: error), .all(subscribers))
             }
         }
         return action
@@ -349,23 +381,31 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer> {
 
     /// Cancels a flight nobody waits for any more, unless its result is already being written.
     private mutating func abandonFlightIfUnwanted() -> Action {
-        guard subscribers.isEmpty, waiters.isEmpty else { return .none }
+        guard !hasAudience, waiters.isEmpty else { return .none }
         return supersedeFlight()
     }
 
-    /// Cancels the flight unless its result is already being written, and drops its queued write.
+    /// Drops the flight unless its result is already being written: a flight calling the origin is
+    /// cancelled (and drains until its call returns), a queued write is rejected, a pending flight is
+    /// forgotten.
     private mutating func supersedeFlight() -> Action {
         guard let current = flight, current.phase != .saving else { return .none }
         flight = nil
-        var action = Action(cancelFlight: current.id)
-        if current.phase == .awaitingWrite,
-            let index = writeQueue.firstIndex(where: { entry in
+        switch current.phase {
+        case .pending, .saving:
+            return .none
+        case .fetching:
+            draining = current.id
+            return Action(cancelFlight: current.id)
+        case .awaitingWrite:
+            var action = Action(cancelFlight: current.id)
+            if let index = writeQueue.firstIndex(where: { entry in
                 if case .flight(let id) = entry.turn { id == current.id } else { false }
-            })
-        {
-            action.rejectWriter = writeQueue.remove(at: index).writer
+            }) {
+                action.rejectWriter = writeQueue.remove(at: index).writer
+            }
+            return action
         }
-        return action
     }
 }
 

@@ -123,13 +123,18 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
     func runFlight(_ id: UInt64) async {
         let data: Data
         do {
+            // A flight cancelled before its task started never calls the origin, but still reports back,
+            // so that the state manager knows no origin call of this key is running.
+            try Task.checkCancellation()
             data = try await callback.fetchDataFromOrigin()
         } catch {
             await manager.flightFailed(key, Data.self, flight: id, error: error).run(for: self)
             return
         }
         let writer = OneShot<Bool>()
-        switch await manager.flightReturned(key, Data.self, flight: id, writer: writer) {
+        let (decision, drained) = await manager.flightReturned(key, Data.self, flight: id, writer: writer)
+        drained.run(for: self)
+        switch decision {
         case .discard:
             return
         case .waitForTurn:

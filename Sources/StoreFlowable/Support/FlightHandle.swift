@@ -1,7 +1,7 @@
 /// The cancel switch of one origin fetch: the task running it, and whether it was cancelled.
 ///
 /// The state manager creates the handle inside its critical region (no user code runs then); the store
-/// starts the task and cancels it outside. A handle cancelled before its task starts never starts it.
+/// starts the task and cancels it outside. A handle cancelled before its task starts starts it cancelled.
 final class FlightHandle: Sendable {
     private struct State {
         var task: Task<Void, Never>?
@@ -13,14 +13,18 @@ final class FlightHandle: Sendable {
     /// Creates a handle whose task has not started.
     init() {}
 
-    /// Starts `operation` in a new unstructured task unless the handle was already cancelled.
+    /// Starts `operation` in a new unstructured task; if the handle was already cancelled, the task
+    /// starts cancelled (so the fetch pipeline reports back without calling the origin).
     ///
     /// - Parameter operation: The fetch pipeline to run.
     func start(_ operation: @escaping @Sendable () async -> Void) {
-        state.withLock { state in
-            guard !state.isCancelled, state.task == nil else { return }
-            state.task = Task(operation: operation)
+        let task = state.withLock { state -> Task<Void, Never>? in
+            guard state.task == nil else { return nil }
+            let task = Task(operation: operation)
+            state.task = task
+            return state.isCancelled ? task : nil
         }
+        task?.cancel()
     }
 
     /// Cancels the task, or prevents it from starting. Cancellation handlers of the user's fetch run on
