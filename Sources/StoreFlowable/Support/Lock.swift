@@ -15,7 +15,7 @@
 /// The library uses a pthread mutex rather than `Synchronization.Mutex` because ThreadSanitizer on
 /// Linux cannot see the kernel hand-off inside a contended `Mutex` and would report false races; with a
 /// pthread mutex every access below is visible to it.
-final class LockedValue<Value>: @unchecked Sendable {
+final class LockedValue<Value: Sendable>: @unchecked Sendable {
     // Safety of `@unchecked Sendable`: `value` is only read or written inside `withLock`, which holds
     // `mutex` for the whole access, so no two threads ever touch it at once. The closures passed to
     // `withLock` are not `@Sendable`, but they run synchronously on the calling thread while the lock

@@ -115,4 +115,31 @@ struct SingleFlightStressTests {
         #expect(origin.callCount == Self.callers)
         #expect(await manager.trackedKeyCount == 0)
     }
+
+    @Test func cancellingHalfOfTenThousandCallersLeavesTheFetchToTheOtherHalf() async throws {
+        let fixture = StoreFixture(origin: [.success("fresh")], otherwise: nil)
+        fixture.origin.hold()
+        let store = fixture.store
+        let callers = (0..<Self.callers).map { _ in Task { try await store.requireData(from: .origin) } }
+        await eventually { await fixture.registry().waiters == Self.callers }
+        for (index, caller) in callers.enumerated() where index % 2 == 0 { caller.cancel() }
+        var cancelled = 0
+        for (index, caller) in callers.enumerated() where index % 2 == 0 {
+            do {
+                _ = try await caller.value
+            } catch is CancellationError {
+                cancelled += 1
+            }
+        }
+        // Every cancelled caller was answered while the origin was still held.
+        #expect(cancelled == Self.callers / 2)
+        #expect(await fixture.registry().waiters == Self.callers / 2)
+        fixture.origin.release()
+        for (index, caller) in callers.enumerated() where index % 2 == 1 {
+            #expect(try await caller.value == "fresh")
+        }
+        #expect(fixture.origin.callCount == 1)
+        #expect(fixture.origin.cancelledCount == 0)
+        await fixture.waitUntilReleased()
+    }
 }

@@ -1,0 +1,71 @@
+extension KeyStateMachine {
+    /// Where the single origin fetch of the key is.
+    enum FlightPhase: Equatable {
+        /// The flight exists (callers join it) but waits for a cancelled flight's origin call to return.
+        case pending
+        /// The origin is being called.
+        case fetching
+        /// The origin returned; the result waits for its turn to write the cache.
+        case awaitingWrite
+        /// The result is being written to the cache; this can no longer be superseded.
+        case saving
+    }
+
+    /// Who holds, or waits for, the cache-write turn.
+    enum WriteTurn {
+        case flight(ID)
+        case update(ID)
+    }
+
+    /// Who receives an emitted state.
+    enum Recipients {
+        case one(Subscriber)
+        case all([ID: Subscriber])
+    }
+
+    /// The effects of one transition, run by the caller after it leaves the critical region.
+    struct Action {
+        /// A state to yield to subscribers.
+        var emission: (state: LoadingState<Data>, to: Recipients)?
+        /// Waiters to resolve, with the outcome to hand them.
+        var resolution: (waiters: [ID: Waiter], outcome: Result<Data, any Error>)?
+        /// A flight whose origin call to start, by id.
+        var startFlight: ID?
+        /// A flight to cancel, by id; its result will be ignored.
+        var cancelFlight: ID?
+        /// A writer whose turn has come.
+        var grantWriter: Writer?
+        /// A writer that was superseded and must not write.
+        var rejectWriter: Writer?
+
+        /// An action with no effect.
+        static var none: Action { Action() }
+
+        /// Adds the flight start, flight cancellation and writer rejection of `other` to this action.
+        mutating func merge(_ other: Action) {
+            if let start = other.startFlight { startFlight = start }
+            if let cancel = other.cancelFlight { cancelFlight = cancel }
+            if let reject = other.rejectWriter { rejectWriter = reject }
+        }
+
+        /// Whether running this action would do nothing.
+        var isEmpty: Bool {
+            emission == nil && resolution == nil && startFlight == nil && cancelFlight == nil
+                && grantWriter == nil && rejectWriter == nil
+        }
+    }
+
+    /// What the fetch task does after the origin returned a value.
+    enum FetchReturnDecision {
+        /// The flight was cancelled or superseded: drop the value.
+        case discard
+        /// Write the value to the cache now.
+        case write
+        /// Wait for the writer box to be granted, then write (or drop it if rejected).
+        case waitForTurn
+    }
+}
+
+extension KeyStateMachine.Recipients: Sendable where Subscriber: Sendable {}
+
+extension KeyStateMachine.Action: Sendable where Waiter: Sendable, Subscriber: Sendable, Writer: Sendable {}
