@@ -33,8 +33,12 @@ extension MachineTest {
     }
 }
 
-/// Random event sequences: the invariants hold after every step, nobody is left loading or waiting
-/// once the work runs out, and the key is idle once everyone left (unless it remembers an error).
+/// Random event sequences: the invariants hold after every step (among them: one origin call at a time,
+/// counting a cancelled call until its task reports; a pending flight only while one drains, started by the
+/// drain report; status `.loading` iff a flight exists; every subscriber's first state from its own read, or
+/// from a broadcast when a write in progress dropped its read, and no broadcast before it), nobody is left
+/// loading, waiting or without a state once the work runs out, and the key is idle once everyone left
+/// (unless it remembers an error).
 @Suite("KeyStateMachine: invariants")
 struct KeyStateMachineInvariantTests {
     static let seeds: [UInt64] = [1, 2, 3, 5, 8, 13, 21, 34, 55, 89]
@@ -57,6 +61,14 @@ struct KeyStateMachineInvariantTests {
             }
         }
         #expect(trace.count == Self.steps)
+        // The sequence went through the transitions of draining and of subscribers still reading.
+        let coverage = sim.coverage
+        #expect(coverage.heldBack > 0, "no flight was held back by a drain")
+        #expect(coverage.startedAfterDrain > 0, "no drain report started a pending flight")
+        #expect(coverage.forgotten > 0, "no pending flight was forgotten")
+        #expect(coverage.drainReports > coverage.startedAfterDrain, "every drain report started a flight")
+        #expect(coverage.staleReads > 0, "no read was overtaken by a write")
+        #expect(coverage.droppedReads > 0, "no read was reported while a write was in progress")
     }
 
     /// Applies one random store event that is possible in the current state, and names it.
@@ -97,9 +109,12 @@ struct KeyStateMachineInvariantTests {
                 guard let flight = random.pick(sim.flights.filter { $0.stage == .fetching }.map(\.index)) else {
                     continue
                 }
-                let fails = random.oneIn(4)
-                sim.completeFetch(flight, with: fails ? .failure(.fetch) : .success("f\(flight)"))
-                return "fetch F\(flight)\(fails ? " failing" : "")"
+                // A cancelled flight's task reports back too: with the value, a failure, or a cancellation.
+                let cancelled = sim.flights.contains { $0.index == flight && $0.cancelled }
+                let failure: MachineTest.Failure? =
+                    random.oneIn(4) ? .fetch : (cancelled && random.oneIn(2) ? .cancelled : nil)
+                sim.completeFetch(flight, with: failure.map { .failure($0) } ?? .success("f\(flight)"))
+                return "fetch F\(flight)\(cancelled ? " (draining)" : "")\(failure.map { " \($0.name)" } ?? "")"
             case 10:
                 guard let flight = sim.flights.first(where: { if case .saving = $0.stage { true } else { false } })
                 else { continue }
@@ -128,6 +143,10 @@ struct KeyStateMachineInvariantTests {
         sim.drain(MachineTest.Outcome.allCases[random.below(3)])
         var problems = sim.violations
         if sim.machine.flight != nil { problems.append("a flight is left after draining") }
+        if sim.machine.draining != nil { problems.append("the key still drains after every task reported") }
+        if !sim.awaitingFirstState.isEmpty {
+            problems.append("subscribers \(sim.awaitingFirstState.sorted()) never got their first state")
+        }
         if !sim.waiterIDs.isEmpty { problems.append("waiters \(sim.waiterIDs.keys.sorted()) were never resolved") }
         for subscriber in sim.subscriberIDs.keys.sorted() {
             switch sim.log.emissions[subscriber]?.last {

@@ -17,7 +17,8 @@ struct KeyStateMachineLifecycleTests {
 
     /// What keeps a key from being released (promise 9).
     enum Holder: CaseIterable, Sendable {
-        case subscriber, waiter, savingFlight, writeOwnerAndQueue, rememberedError
+        case subscriber, subscriberStillReading, waiter, drainingFlight, pendingFlight, savingFlight
+        case writeOwnerAndQueue, rememberedError
     }
 
     @Test(arguments: Holder.allCases)
@@ -29,10 +30,36 @@ struct KeyStateMachineLifecycleTests {
             let subscriber = sim.publish()
             #expect(!sim.machine.isIdle)
             sim.detach(subscriber)
+        case .subscriberStillReading:
+            let subscriber = sim.attach()
+            #expect(!sim.machine.isIdle)
+            sim.detach(subscriber)
         case .waiter:
             let waiter = sim.request(.origin)
             #expect(!sim.machine.isIdle)
             if let waiter { sim.cancel(waiter) }
+            sim.completeFetch(0, with: .success("f0"))
+        case .drainingFlight:
+            // The flight is cancelled during its origin call, which counts as running until it reports.
+            let waiter = sim.request(.origin)
+            if let waiter { sim.cancel(waiter) }
+            #expect(sim.machine.flight == nil)
+            #expect(sim.machine.draining != nil)
+            #expect(!sim.machine.isIdle)
+            #expect(!sim.machine.isIdleExceptForError)
+            sim.completeFetch(0, with: .failure(.cancelled))
+        case .pendingFlight:
+            // A flight held back by a draining one keeps the key after the drain, until it ends.
+            let first = sim.request(.origin)
+            if let first { sim.cancel(first) }
+            let second = sim.request(.origin)
+            #expect(sim.machine.flight?.phase == .pending)
+            sim.completeFetch(0, with: .success("f0"))
+            #expect(sim.machine.draining == nil)
+            #expect(!sim.machine.isIdle)
+            if let second { sim.cancel(second) }
+            #expect(!sim.machine.isIdle)
+            sim.completeFetch(1, with: .failure(.cancelled))
         case .savingFlight:
             let waiter = sim.request(.origin)
             sim.completeFetch(0, with: .success("f0"))
@@ -68,6 +95,9 @@ struct KeyStateMachineLifecycleTests {
         // A flight not yet saving is cancelled as soon as nobody is left (promise 7).
         #expect(sim.log.cancelled == (start == .fetching || start.isAwaitingWrite ? ["F0"] : []))
         #expect(sim.log.rejected == (start.isAwaitingWrite ? ["F0"] : []))
+        // A flight cancelled during its origin call keeps the key until its task reports back.
+        #expect((sim.machine.draining != nil) == (start == .fetching))
+        if start == .fetching { #expect(!sim.machine.isIdle) }
         sim.drain(outcome)
         let remembers = start == .failed || (start == .saving && outcome == .saveFailure)
         #expect(sim.machine.isIdle == !remembers)
@@ -120,26 +150,44 @@ struct KeyStateMachineLifecycleTests {
         var machine = MachineTest.Machine()
         #expect(machine.unsubscribe(42).isEmpty)
         #expect(machine.leave(42).isEmpty)
-        #expect(machine.flightReturned(42, writer: 1) == .discard)
+        let stray = machine.flightReturned(42, writer: 1)
+        #expect(stray.decision == .discard)
+        #expect(stray.action.isEmpty)
         #expect(machine.flightFailed(42, error: MachineTest.Failure.fetch).isEmpty)
         #expect(machine.isIdle)
     }
 
+    /// Ids of subscribers, waiters, updates and flights (started at once or held back by a drain) are
+    /// never reused; a started flight is one the machine created.
     @Test
     func idsAreNeverReusedAcrossKinds() {
         var machine = MachineTest.Machine()
         var ids: [MachineTest.Machine.ID] = []
+        var lastFlight: MachineTest.Machine.ID?
+        /// Records the machine's flight when it is a new one; a flight keeps its id while it exists.
+        func noteFlight(_ machine: MachineTest.Machine, _ action: MachineTest.Machine.Action) {
+            if let flight = machine.flight?.id, flight != lastFlight {
+                ids.append(flight)
+                lastFlight = flight
+            }
+            if let started = action.startFlight { #expect(started == lastFlight) }
+        }
         for round in 0..<50 {
             let subscription = machine.subscribe(round)
             ids.append(subscription.id)
             let (waiter, join) = machine.join(round)
             ids.append(waiter)
-            if let flight = join.startFlight { ids.append(flight) }
+            noteFlight(machine, join)
             let update = machine.beginUpdate(round)
             ids.append(update.id)
             if let flight = update.action.cancelFlight { #expect(ids.contains(flight)) }
+            // The superseded flight drains: the clear's flight is held back until it reports.
             let finish = machine.finishUpdate(update.id, newData: nil, error: nil)
-            if let flight = finish.startFlight { ids.append(flight) }
+            #expect(finish.startFlight == nil)
+            noteFlight(machine, finish)
+            if let draining = machine.draining {
+                noteFlight(machine, machine.flightFailed(draining, error: MachineTest.Failure.cancelled))
+            }
             _ = machine.unsubscribe(subscription.id)
         }
         #expect(Set(ids).count == ids.count)
@@ -149,6 +197,31 @@ struct KeyStateMachineLifecycleTests {
     /// Which effect an action carries, for checking `isEmpty` one field at a time.
     enum Effect: CaseIterable, Sendable {
         case emission, resolution, startFlight, cancelFlight, grantWriter, rejectWriter
+    }
+
+    /// `merge` adds the flight start, the cancellation and the rejection of another action, and keeps the
+    /// rest of this one.
+    @Test
+    func mergeAddsTheStartCancellationAndRejection() {
+        var action = MachineTest.Machine.Action(emission: (.loading(content: nil), .one(1)), grantWriter: 7)
+        action.merge(
+            MachineTest.Machine.Action(
+                emission: (.loading(content: "x"), .one(2)), resolution: ([1: 1], .success("x")), startFlight: 3,
+                cancelFlight: 4, grantWriter: 8, rejectWriter: 5))
+        #expect(action.startFlight == 3)
+        #expect(action.cancelFlight == 4)
+        #expect(action.rejectWriter == 5)
+        #expect(action.grantWriter == 7)
+        #expect(action.resolution == nil)
+        if case (.loading(let content), .one(let subscriber))? = action.emission {
+            #expect(content == nil)
+            #expect(subscriber == 1)
+        } else {
+            Issue.record("merge replaced the emission")
+        }
+        var empty = MachineTest.Machine.Action.none
+        empty.merge(.none)
+        #expect(empty.isEmpty)
     }
 
     @Test(arguments: Effect.allCases)

@@ -17,40 +17,61 @@ extension MachineTest.Sim {
         if !machine.waiters.isEmpty, machine.flight == nil, machine.writeOwner == nil, machine.writeQueue.isEmpty {
             problems.append("\(machine.waiters.count) waiters with no flight and no write to resolve them")
         }
-        if machine.subscribers.isEmpty, machine.waiters.isEmpty, let flight = machine.flight, flight.phase != .saving {
+        if subscriberIDs.isEmpty, machine.waiters.isEmpty, let flight = machine.flight, flight.phase != .saving {
             problems.append("flight \(flight.id) is \(flight.phase) with nobody waiting for it")
         }
-        if machine.content != nil, machine.subscribers.isEmpty {
+        if machine.content != nil, subscriberIDs.isEmpty {
             problems.append("content kept with no subscriber")
         }
+        // Idle only once nobody is attached or waiting and every task ended, a draining origin call included.
         let expectedIdle =
-            machine.subscribers.isEmpty && machine.waiters.isEmpty && machine.flight == nil
-            && machine.writeOwner == nil && machine.writeQueue.isEmpty && machine.lastError == nil
+            subscriberIDs.isEmpty && waiterIDs.isEmpty && machine.lastError == nil
+            && flights.allSatisfy { $0.stage == .finished } && updates.allSatisfy { $0.stage == .finished }
         if machine.isIdle != expectedIdle { problems.append("isIdle is \(machine.isIdle), expected \(expectedIdle)") }
         if Set(machine.waiters.keys) != Set(waiterIDs.values) {
             problems.append("machine waiters \(machine.waiters.keys.sorted()) != waiting \(waiterIDs.values.sorted())")
         }
-        if Set(machine.subscribers.keys) != Set(subscriberIDs.values) {
-            problems.append("machine subscribers differ from the attached streams")
+        if Set(machine.subscribers.keys) != Set(activeSubscribers.values) {
+            problems.append("machine subscribers differ from the streams that received their first state")
+        }
+        let reading = subscriberIDs.filter { pendingReads[$0.key] != nil }
+        if Set(machine.pendingSubscribers.keys) != Set(reading.values) {
+            problems.append("machine pending subscribers differ from the streams still reading")
         }
         problems += flightProblems()
         problems += writeProblems()
         return problems
     }
 
-    /// Single flight: at most one flight task is live, and it is the machine's flight, in the same phase.
+    /// Single flight: at most one origin call runs (a started flight's call runs until its task reports,
+    /// even when cancelled); the key drains exactly while a cancelled flight's call runs; at most one flight
+    /// task is live, and it is the machine's flight, in the same phase; a pending flight waits for a drain.
     private func flightProblems() -> [String] {
+        var problems: [String] = []
+        let calling = flights.filter(\.isCallingTheOrigin)
+        if calling.count > 1 {
+            problems.append("\(calling.count) origin calls run at once: \(calling.map { "F\($0.index)" })")
+        }
+        let draining = flights.filter(\.isDraining)
+        if machine.draining != draining.first?.id || draining.count > 1 {
+            let names = draining.map { "F\($0.index)" }
+            problems.append("the machine drains \(String(describing: machine.draining)), cancelled calls run: \(names)")
+        }
         let live = flights.filter { !$0.cancelled && $0.stage != .finished }
         guard let flight = machine.flight else {
-            return live.isEmpty ? [] : ["flight task F\(live[0].index) runs, but the machine has no flight"]
+            return problems
+                + (live.isEmpty ? [] : ["flight task F\(live[0].index) runs, but the machine has no flight"])
         }
         guard live.count == 1, let task = live.first, task.id == flight.id else {
-            return ["\(live.count) live flight tasks for machine flight \(flight.id)"]
+            return problems + ["\(live.count) live flight tasks for machine flight \(flight.id)"]
         }
-        guard task.stage.kind == flight.phase else {
-            return ["F\(task.index) is \(task.stage), the machine says \(flight.phase)"]
+        if task.stage.kind != flight.phase {
+            problems.append("F\(task.index) is \(task.stage), the machine says \(flight.phase)")
         }
-        return []
+        if flight.phase == .pending, machine.draining == nil {
+            problems.append("F\(task.index) is pending, but no cancelled origin call holds it back")
+        }
+        return problems
     }
 
     /// One writer at a time: the write owner is the one task writing, and every waiting writer is queued.

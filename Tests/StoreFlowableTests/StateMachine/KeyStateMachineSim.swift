@@ -4,9 +4,12 @@ extension MachineTest {
     /// Drives a ``KeyStateMachine`` the way `CallbackStore` does, against a simulated cache, one step at
     /// a time and without concurrency; records every effect and checks the invariants after each event.
     struct Sim {
-        /// A fetch task, as the store runs it after the machine asked to start a flight.
+        /// A flight of the machine, and the fetch task the store runs for it once the machine starts it.
         struct FlightTask {
             enum Stage: Equatable {
+                /// The machine created the flight but holds its origin call back (a cancelled flight drains).
+                case pending
+                /// The task runs the origin call; it counts as running until the task reports back.
                 case fetching
                 case awaitingTurn(String)
                 case saving(String)
@@ -15,6 +18,7 @@ extension MachineTest {
                 /// The stage without the value the flight carries.
                 var kind: Machine.FlightPhase? {
                     switch self {
+                    case .pending: .pending
                     case .fetching: .fetching
                     case .awaitingTurn: .awaitingWrite
                     case .saving: .saving
@@ -26,13 +30,22 @@ extension MachineTest {
             let index: Int
             let id: Machine.ID
             let writer: Int
-            /// When the flight started, on the simulation's clock.
-            let startedAt: Int
-            var stage = Stage.fetching
+            /// When the machine created the flight, on the simulation's clock.
+            let createdAt: Int
+            var stage: Stage
+            /// The machine cancelled the flight (its task still reports back once).
             var cancelled = false
+            /// The machine dropped the flight while it was pending: its origin call never starts.
+            var forgotten = false
             /// Successful non-nil updates that finished while this flight had not started saving: it must
             /// never write after them (update wins).
             var outrunBy: [Int] = []
+
+            /// Whether the flight's origin call runs: from its start until its task reports back.
+            var isCallingTheOrigin: Bool { stage == .fetching }
+
+            /// Whether the flight was cancelled during its origin call, which has not reported back yet.
+            var isDraining: Bool { cancelled && stage == .fetching }
         }
 
         /// An `update(newData:)` call in progress.
@@ -52,7 +65,46 @@ extension MachineTest {
             var stage: Stage
         }
 
+        /// What a subscriber's `initialRead` should send, by the rules of the machine.
+        enum FirstState: Equatable, CustomStringConvertible {
+            /// Nothing: a write is in progress (its outcome comes later), or there is nothing to show.
+            case nothing
+            /// A state sent to this subscriber only.
+            case own(Emitted)
+            /// A new flight, announced to every subscriber (this one included) with `.loading(content)`.
+            case flightStart(String?)
+            /// A state other than a flight's start, sent to every subscriber (never expected).
+            case broadcast(Emitted)
+
+            var description: String {
+                switch self {
+                case .nothing: "nothing"
+                case .own(let state): "\(state) to it"
+                case .flightStart(let content): "a flight announced with loading(\(content ?? "nil"))"
+                case .broadcast(let state): "\(state) to everyone"
+                }
+            }
+        }
+
+        /// How often a simulation went through the rarer transitions, so that random runs can show they did.
+        struct Coverage {
+            /// Flights created pending, held back by a draining one.
+            var heldBack = 0
+            /// Reports of cancelled flights' tasks.
+            var drainReports = 0
+            /// Pending flights started by a drain report.
+            var startedAfterDrain = 0
+            /// Pending flights dropped before they started.
+            var forgotten = 0
+            /// Initial reads overtaken by a completed write.
+            var staleReads = 0
+            /// Initial reads reported while a write was in progress.
+            var droppedReads = 0
+        }
+
         private(set) var machine = Machine()
+        /// The rarer transitions this simulation went through.
+        private(set) var coverage = Coverage()
         /// What the simulated cache holds, and whether `needRefresh` would call it valid.
         var cache: (value: String?, isValid: Bool) = (nil, false)
         /// The effects recorded since the scenario began.
@@ -60,10 +112,12 @@ extension MachineTest {
         /// Broken invariants, each prefixed by the event after which it was found.
         private(set) var violations: [String] = []
 
-        /// Attached subscribers and their machine ids.
+        /// Attached subscribers (whether or not their initial read was reported) and their machine ids.
         private(set) var subscriberIDs: [Int: Machine.ID] = [:]
         /// Subscribers whose initial read has not been reported: the version they got and what they read.
         private(set) var pendingReads: [Int: (version: UInt64, read: (value: String?, isValid: Bool)?)] = [:]
+        /// Subscribers whose read was dropped because a write was in progress, and that have no state yet.
+        private(set) var awaitingFirstState: Set<Int> = []
         /// Waiters still waiting and their machine ids.
         private(set) var waiterIDs: [Int: Machine.ID] = [:]
         private(set) var flights: [FlightTask] = []
@@ -73,6 +127,10 @@ extension MachineTest {
         /// Counts the ids handed out, to order flights and updates.
         private var clock = 0
         private var resolvedWaiters: Set<Int> = []
+        /// Subscribers that received at least one state (never reset, unlike the log).
+        private var received: Set<Int> = []
+        /// The subscriber whose `initialRead` is being applied.
+        private var reading: Int?
         private var writerLabels: [Int: String] = [:]
         private var nextWriter = 1
         private var nextSubscriber = 0
@@ -82,6 +140,12 @@ extension MachineTest {
 
         /// The machine's status, rendered.
         var status: Status { Status(machine.status) }
+
+        /// Attached subscribers whose initial read was reported: those the machine broadcasts to.
+        var activeSubscribers: [Int: Machine.ID] { subscriberIDs.filter { pendingReads[$0.key] == nil } }
+
+        /// The flight task of the machine's flight, if any.
+        var currentFlight: FlightTask? { machine.flight.flatMap { flight in flights.first { $0.id == flight.id } } }
 
         /// A snapshot of the effects and the final state, for comparing with an expectation.
         var snapshot: Snapshot {
@@ -97,6 +161,11 @@ extension MachineTest {
             nextWaiter = max(nextWaiter, 1)
             nextFlight = max(nextFlight, 1)
             nextUpdate = max(nextUpdate, 1)
+        }
+
+        /// The label of the flight `id`, as the log names it.
+        func label(ofFlight id: Machine.ID) -> String {
+            flights.first { $0.id == id }.map { "F\($0.index)" } ?? "flight \(id)"
         }
 
         // MARK: Store calls
@@ -125,21 +194,84 @@ extension MachineTest {
             pendingReads[subscriber]?.read = cache
         }
 
-        /// The subscriber's task reports its read (reading the cache now if it has not yet).
+        /// The subscriber's task reports its read (reading the cache now if it has not yet). Checks that the
+        /// subscriber's first state is the one the rules of `initialRead` give.
         mutating func reportRead(_ subscriber: Int, forceRefresh: Bool = false) {
             guard let pending = pendingReads.removeValue(forKey: subscriber), let id = subscriberIDs[subscriber]
             else { return }
             let read = pending.read ?? cache
+            let expected = Self.firstState(
+                of: machine, readVersion: pending.version, read: read, forceRefresh: forceRefresh)
+            let hadFlight = machine.flight != nil
+            let writeInProgress = machine.writeOwner != nil
+            if pending.version != machine.version { coverage.staleReads += 1 }
+            if writeInProgress { coverage.droppedReads += 1 }
             let action = machine.initialRead(
                 subscriber: id, version: pending.version, cached: read.value, isValid: read.isValid,
                 forceRefresh: forceRefresh)
-            apply(action, "initialRead \(subscriber)")
+            let event = "initialRead \(subscriber)"
+            let actual: FirstState
+            switch action.emission {
+            case nil: actual = .nothing
+            case (let state, .one)?: actual = .own(Emitted(state))
+            case (let state, .all)?:
+                let rendered = Emitted(state)
+                actual = rendered == .loading(rendered.content) ? .flightStart(rendered.content) : .broadcast(rendered)
+            }
+            if actual != expected { violations.append("\(event): sent \(actual), expected \(expected)") }
+            let startsFlight: Bool = if case .flightStart = expected { true } else { false }
+            if (machine.flight != nil) != (hadFlight || startsFlight) {
+                violations.append("\(event): the flight went from \(hadFlight) to \(machine.flight != nil)")
+            }
+            // A current read tells the key what the cache holds; a stale one does not.
+            if pending.version == machine.version, machine.content != read.value {
+                violations.append("\(event): content \(String(describing: machine.content)) after reading \(read)")
+            }
+            reading = subscriber
+            apply(action, event)
+            reading = nil
+            if !received.contains(subscriber) {
+                if writeInProgress {
+                    awaitingFirstState.insert(subscriber)
+                } else {
+                    violations.append("\(event): \(subscriber) was left with no state and no write in progress")
+                }
+            }
         }
 
-        /// The stream of `subscriber` terminated.
+        /// What `initialRead` should send to a subscriber, by the rules: a read overtaken by a completed
+        /// write yields the key's current state, a write in progress sends nothing, and a current read with
+        /// no write follows the cache (a flight in progress, an invalid cache or `forceRefresh` fetch).
+        static func firstState(
+            of machine: Machine, readVersion: UInt64, read: (value: String?, isValid: Bool), forceRefresh: Bool
+        ) -> FirstState {
+            let readIsCurrent = readVersion == machine.version
+            let content = readIsCurrent ? read.value : machine.content
+            if machine.writeOwner != nil {
+                return forceRefresh && machine.flight == nil ? .flightStart(content) : .nothing
+            }
+            if !readIsCurrent {
+                if forceRefresh, machine.flight == nil { return .flightStart(content) }
+                return currentState(of: machine).map { .own($0) } ?? .nothing
+            }
+            if machine.flight != nil { return .own(.loading(read.value)) }
+            guard let value = read.value, read.isValid, !forceRefresh else { return .flightStart(read.value) }
+            if let error = machine.lastError { return .own(.error(value, MachineTest.name(of: error))) }
+            return .own(.completed(value))
+        }
+
+        /// The state the subscribers of `machine` should hold, or `nil` when there is nothing to show.
+        static func currentState(of machine: Machine) -> Emitted? {
+            if machine.flight != nil { return .loading(machine.content) }
+            if let error = machine.lastError { return .error(machine.content, MachineTest.name(of: error)) }
+            return machine.content.map { .completed($0) }
+        }
+
+        /// The stream of `subscriber` terminated (before or after its initial read was reported).
         mutating func detach(_ subscriber: Int) {
             guard let id = subscriberIDs.removeValue(forKey: subscriber) else { return }
             pendingReads[subscriber] = nil
+            awaitingFirstState.remove(subscriber)
             apply(machine.unsubscribe(id), "unsubscribe \(subscriber)")
         }
 
@@ -177,8 +309,9 @@ extension MachineTest {
         }
 
         /// Update `index` finished its cache write, which fails when `failing`. Checks that every subscriber
-        /// received the key's new state once, and what the update promises: a successful value wins over
-        /// every flight not yet saving, a failed write is remembered, and a clear fetches for whoever is left.
+        /// that received its first state gets the key's new state once (the others get nothing), and what
+        /// the update promises: a successful value wins over every flight not yet saving, a failed write is
+        /// remembered, and a clear fetches for whoever is left.
         mutating func finishUpdate(_ index: Int, failing: Bool = false) {
             guard let position = updates.firstIndex(where: { $0.index == index }),
                 updates[position].stage == .writing
@@ -192,16 +325,16 @@ extension MachineTest {
             if !failing, task.value != nil {
                 // Flights that have not started saving must never write after this update.
                 for flight in flights.indices
-                where flights[flight].stage.kind == .fetching || flights[flight].stage.kind == .awaitingWrite {
+                where [.pending, .fetching, .awaitingWrite].contains(flights[flight].stage.kind) {
                     flights[flight].outrunBy.append(index)
                 }
             }
-            let emittedBefore = subscriberIDs.keys.map { ($0, log.emissions[$0]?.count ?? 0) }
+            let emittedBefore = activeSubscribers.keys.map { ($0, log.emissions[$0]?.count ?? 0) }
             let action = machine.finishUpdate(task.id, newData: task.value, error: failing ? Failure.write : nil)
             let event = "finishUpdate U\(index)"
             apply(action, event)
-            // Every subscriber receives the key's state after the update, exactly once.
-            let current = currentState
+            // Every subscriber that has its first state receives the key's state after the update, exactly once.
+            let current = Self.currentState(of: machine)
             for (subscriber, count) in emittedBefore {
                 let emitted = log.emissions[subscriber] ?? []
                 if emitted.count != count + 1 || emitted.last != current {
@@ -210,13 +343,6 @@ extension MachineTest {
                 }
             }
             checkOutcome(of: task, failing: failing, event)
-        }
-
-        /// The state the subscribers of the key should hold now, or `nil` when there is nothing to show.
-        private var currentState: Emitted? {
-            if machine.flight != nil { return .loading(machine.content) }
-            if let error = machine.lastError { return .error(machine.content, MachineTest.name(of: error)) }
-            return machine.content.map { .completed($0) }
         }
 
         /// What a finished update leaves behind, whoever was subscribed or waiting.
@@ -233,16 +359,20 @@ extension MachineTest {
                     violations.append("\(event): flight \(flight.id), \(flight.phase), survived the update")
                 }
                 if !machine.waiters.isEmpty { violations.append("\(event): waiters outlived the update") }
-                for subscriber in subscriberIDs.keys where log.emissions[subscriber]?.last != .completed(value) {
+                for subscriber in activeSubscribers.keys where log.emissions[subscriber]?.last != .completed(value) {
                     violations.append("\(event): \(subscriber) does not hold completed(\(value))")
                 }
             } else if machine.flight == nil, !subscriberIDs.isEmpty || !waiterIDs.isEmpty {
-                // A clear fetches for whoever is left (never stuck in loading or waiting).
+                // A clear fetches for whoever is left, pending subscribers included (never stuck in loading
+                // or waiting).
                 violations.append("\(event): a clear left subscribers or waiters without a flight")
             }
         }
 
-        /// The origin call of flight `index` returns.
+        /// The task of flight `index` reports how its origin call ended: `flightReturned` with the value, or
+        /// `flightFailed` with the error. A cancelled flight reports too (a flight cancelled before its task
+        /// started reports `flightFailed` with a cancellation, without calling the origin); that report
+        /// must do nothing but start the flight held back for it, if any.
         mutating func completeFetch(_ index: Int, with result: Result<String, Failure>) {
             guard let position = flights.firstIndex(where: { $0.index == index }),
                 flights[position].stage == .fetching
@@ -252,29 +382,52 @@ extension MachineTest {
             }
             let task = flights[position]
             flights[position].stage = .finished
+            let heldBack = machine.flight.flatMap { $0.phase == .pending ? $0.id : nil }
             switch result {
             case .failure(let error):
+                let event = "flightFailed F\(index)"
                 let action = machine.flightFailed(task.id, error: error)
-                if task.cancelled, !action.isEmpty {
-                    violations.append("flightFailed F\(index): a cancelled flight still had effects")
+                if task.cancelled {
+                    checkDrainReport(action, heldBack: heldBack, event)
+                } else if action.startFlight != nil || action.cancelFlight != nil {
+                    violations.append("\(event): a failed flight started or cancelled another")
                 }
-                apply(action, "flightFailed F\(index)")
+                apply(action, event)
             case .success(let value):
-                let decision = machine.flightReturned(task.id, writer: task.writer)
+                let event = "flightReturned F\(index)"
+                let (decision, action) = machine.flightReturned(task.id, writer: task.writer)
                 switch decision {
                 case .discard:
-                    if !task.cancelled { violations.append("flightReturned F\(index): a live flight was discarded") }
+                    if !task.cancelled { violations.append("\(event): a live flight was discarded") }
                 case .write:
                     flights[position].stage = .saving(value)
-                    checkMayWrite(task, "flightReturned F\(index)")
+                    checkMayWrite(flights[position], event)
                 case .waitForTurn:
                     flights[position].stage = .awaitingTurn(value)
                 }
-                if task.cancelled, decision != .discard {
-                    violations.append("flightReturned F\(index): a cancelled flight was told \(decision)")
+                if task.cancelled {
+                    if decision != .discard { violations.append("\(event): a cancelled flight was told \(decision)") }
+                    checkDrainReport(action, heldBack: heldBack, event)
+                } else if !action.isEmpty {
+                    violations.append("\(event): a live flight's return had effects")
                 }
-                check("flightReturned F\(index)")
+                apply(action, event)
             }
+        }
+
+        /// A cancelled flight's report only ends the drain: it starts the flight held back for it, if any.
+        private mutating func checkDrainReport(_ action: Machine.Action, heldBack: Machine.ID?, _ event: String) {
+            coverage.drainReports += 1
+            if heldBack != nil { coverage.startedAfterDrain += 1 }
+            var rest = action
+            rest.startFlight = nil
+            if !rest.isEmpty { violations.append("\(event): a cancelled flight's report had effects") }
+            if action.startFlight != heldBack {
+                let expected = heldBack.map { "to start \(label(ofFlight: $0))" } ?? "to start nothing"
+                violations.append(
+                    "\(event): the drain report started \(String(describing: action.startFlight)), \(expected)")
+            }
+            if machine.draining != nil { violations.append("\(event): the key still drains after the report") }
         }
 
         /// The cache write of flight `index` finishes, and fails when `failing`.
@@ -303,6 +456,8 @@ extension MachineTest {
 
         /// Runs every task to its end: writes first, then origin calls in start order. Flight `n`
         /// returns `"f<n>"`; `outcome` decides how fetches and saves go; updates in `failingUpdates` fail.
+        /// A cancelled flight reports back too: it throws a cancellation when `outcome` is `.fetchFailure`,
+        /// and returns its value otherwise (both end its drain).
         mutating func drain(_ outcome: Outcome = .fetchSuccess, failingUpdates: Set<Int> = []) {
             for _ in 0..<1_000 {
                 if let update = updates.first(where: { $0.stage == .writing }) {
@@ -310,8 +465,8 @@ extension MachineTest {
                 } else if let flight = flights.first(where: { if case .saving = $0.stage { true } else { false } }) {
                     completeSave(flight.index, failing: outcome == .saveFailure)
                 } else if let flight = flights.first(where: { $0.stage == .fetching }) {
-                    let fails = outcome == .fetchFailure && !flight.cancelled
-                    completeFetch(flight.index, with: fails ? .failure(.fetch) : .success("f\(flight.index)"))
+                    let failure: Failure? = outcome == .fetchFailure ? (flight.cancelled ? .cancelled : .fetch) : nil
+                    completeFetch(flight.index, with: failure.map { .failure($0) } ?? .success("f\(flight.index)"))
                 } else {
                     break
                 }
@@ -348,7 +503,7 @@ extension MachineTest {
         /// Promise 5 (update wins): a flight may only start writing if no update began after it, and if no
         /// successful non-nil update finished while it had not started saving.
         private mutating func checkMayWrite(_ flight: FlightTask, _ event: String) {
-            for update in updates where update.begunAt > flight.startedAt {
+            for update in updates where update.begunAt > flight.createdAt {
                 violations.append("\(event): F\(flight.index) writes after U\(update.index), which began after it")
             }
             for update in flight.outrunBy {
@@ -365,15 +520,38 @@ extension MachineTest {
             if let writer = action.grantWriter { grant(writer, event) }
             if let (state, recipients) = action.emission { emit(state, to: recipients, event) }
             if let (waiters, outcome) = action.resolution { resolve(waiters, with: outcome, event) }
-            if let id = action.startFlight {
-                let startedAt = noteNewID(id, event)
+            trackFlights(startFlight: action.startFlight, event)
+            check(event)
+        }
+
+        /// Follows the machine's flights: a new flight gets a task, pending or started; a started flight's
+        /// origin call begins; a pending flight the machine dropped is forgotten, and never starts.
+        private mutating func trackFlights(startFlight: Machine.ID?, _ event: String) {
+            if let flight = machine.flight, !flights.contains(where: { $0.id == flight.id }) {
+                let createdAt = noteNewID(flight.id, event)
                 let index = nextFlight
                 nextFlight += 1
                 flights.append(
-                    FlightTask(index: index, id: id, writer: makeWriter("F\(index)"), startedAt: startedAt))
-                log.started.append("F\(index)")
+                    FlightTask(
+                        index: index, id: flight.id, writer: makeWriter("F\(index)"), createdAt: createdAt,
+                        stage: .pending))
+                if startFlight != flight.id { coverage.heldBack += 1 }
             }
-            check(event)
+            if let id = startFlight {
+                if let position = flights.firstIndex(where: { $0.id == id && $0.stage == .pending }) {
+                    flights[position].stage = .fetching
+                    log.started.append("F\(flights[position].index)")
+                } else {
+                    violations.append("\(event): started \(label(ofFlight: id)), which is not a pending flight")
+                }
+            }
+            for position in flights.indices where flights[position].stage == .pending {
+                if flights[position].id != machine.flight?.id {
+                    flights[position].stage = .finished
+                    flights[position].forgotten = true
+                    coverage.forgotten += 1
+                }
+            }
         }
 
         private mutating func cancelFlight(_ id: Machine.ID, _ action: Machine.Action, _ event: String) {
@@ -382,9 +560,23 @@ extension MachineTest {
                 return
             }
             let task = flights[position]
-            if case .saving = task.stage { violations.append("\(event): cancelled F\(task.index) while it saves") }
-            if case .awaitingTurn = task.stage, action.rejectWriter != task.writer {
-                violations.append("\(event): cancelled F\(task.index) without rejecting its queued write")
+            switch task.stage {
+            case .pending, .finished:
+                violations.append("\(event): cancelled F\(task.index), which is \(task.stage)")
+            case .saving:
+                violations.append("\(event): cancelled F\(task.index) while it saves")
+            case .awaitingTurn:
+                if action.rejectWriter != task.writer {
+                    violations.append("\(event): cancelled F\(task.index) without rejecting its queued write")
+                }
+                if machine.draining == id {
+                    violations.append("\(event): F\(task.index) drains, but its origin call had returned")
+                }
+            case .fetching:
+                // Its origin call may still run: the key drains until the task reports back.
+                if machine.draining != id {
+                    violations.append("\(event): F\(task.index) was cancelled but does not drain")
+                }
             }
             flights[position].cancelled = true
             log.cancelled.append("F\(task.index)")
@@ -407,8 +599,9 @@ extension MachineTest {
             {
                 flights[position].stage = .saving(value)
                 checkMayWrite(flights[position], event)
-                // Promise 7: a flight nobody wants is cancelled, never let through to write.
-                if machine.subscribers.isEmpty, machine.waiters.isEmpty {
+                // Promise 7: a flight nobody wants is cancelled, never let through to write. Subscribers still
+                // reading their first state want it.
+                if subscriberIDs.isEmpty, machine.waiters.isEmpty {
                     violations.append("\(event): granted F\(flights[position].index), which nobody wants")
                 }
             } else if let position = updates.firstIndex(where: { $0.writer == writer && $0.stage == .waiting }) {
@@ -420,19 +613,36 @@ extension MachineTest {
             log.granted.append(label(ofWriter: writer))
         }
 
+        /// Records a state sent to subscribers. A subscriber receives nothing before its initial read is
+        /// reported; its first state is what its own read sends (the only state ever sent to it alone), or,
+        /// when a write in progress dropped its read, the next broadcast.
         private mutating func emit(_ state: LoadingState<String>, to recipients: Machine.Recipients, _ event: String) {
             let rendered = Emitted(state)
+            let targets: [Int]
             switch recipients {
             case .one(let subscriber):
                 if subscriberIDs[subscriber] == nil { violations.append("\(event): emitted to detached \(subscriber)") }
-                log.emit(subscriber, rendered)
-            case .all(let subscribers):
-                if subscribers.count != subscriberIDs.count
-                    || subscribers.contains(where: { id, subscriber in subscriberIDs[subscriber] != id })
-                {
-                    violations.append("\(event): emitted to \(subscribers), attached are \(subscriberIDs)")
+                if reading != subscriber || received.contains(subscriber) {
+                    violations.append("\(event): sent \(rendered) to \(subscriber) alone, which is not its first state")
                 }
-                for subscriber in subscribers.values { log.emit(subscriber, rendered) }
+                targets = [subscriber]
+            case .all(let subscribers):
+                let active = activeSubscribers
+                if subscribers.count != active.count
+                    || subscribers.contains(where: { id, subscriber in active[subscriber] != id })
+                {
+                    violations.append(
+                        "\(event): emitted to \(subscribers), the subscribers with a first state are \(active)")
+                }
+                targets = subscribers.values.sorted()
+            }
+            for subscriber in targets {
+                if pendingReads[subscriber] != nil {
+                    violations.append("\(event): \(subscriber) received \(rendered) before its initial read")
+                }
+                received.insert(subscriber)
+                awaitingFirstState.remove(subscriber)
+                log.emit(subscriber, rendered)
             }
         }
 

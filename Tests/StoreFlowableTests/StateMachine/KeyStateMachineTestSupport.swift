@@ -36,6 +36,8 @@ enum MachineTest {
         static let write = Failure(name: "write")
         /// The failure a start state remembers.
         static let setup = Failure(name: "setup")
+        /// A cancelled flight's task ends by throwing a cancellation (or never calls the origin).
+        static let cancelled = Failure(name: "cancelled")
     }
 
     /// The name a rendering gives to an error.

@@ -45,6 +45,8 @@ struct KeyStateMachineUpdateTests {
         // A flight that has not reached the cache is superseded at once (promise 5).
         let superseded = row.start == .fetching || row.start.isAwaitingWrite
         #expect(sim.log.cancelled == (superseded ? ["F0"] : []))
+        // Only a flight cancelled during its origin call drains; F0 awaiting its write had returned.
+        #expect((sim.machine.draining != nil) == (row.start == .fetching))
         #expect(sim.status == (superseded ? .fixed : Self.statusBeforeTheWrite(row.start)))
         sim.drain(row.outcome, failingUpdates: row.writeFails ? [1] : [])
         #expect(sim.violations == [])
@@ -155,16 +157,22 @@ struct KeyStateMachineUpdateTests {
         #expect(sim.cache.value == "f1")
     }
 
-    /// Promise 3: waiters whose flight an update(nil) superseded are not left waiting.
-    @Test
-    func clearWithOnlyWaitersFetchesForThem() {
+    /// Promise 3: waiters whose flight an update(nil) superseded are not left waiting. The superseded F1
+    /// drains, so the clear's flight F2 exists (loading) but calls the origin only once F1 reported back.
+    @Test(arguments: [false, true])
+    func clearWithOnlyWaitersFetchesForThem(drainReportReturns: Bool) {
         var sim = MachineTest.Start.fixed.build(cache: .none)
         let waiter = sim.request(.refresh)
         _ = sim.beginUpdate(nil)
         #expect(sim.log.cancelled == ["F1"])
         sim.finishUpdate(1)
-        #expect(sim.log.started == ["F1", "F2"])
+        #expect(sim.log.started == ["F1"])
+        #expect(sim.machine.flight?.phase == .pending)
+        #expect(sim.status == .loading)
         #expect(sim.log.emissions.isEmpty)
+        sim.completeFetch(1, with: drainReportReturns ? .success("f1") : .failure(.cancelled))
+        #expect(sim.log.started == ["F1", "F2"])
+        #expect(sim.machine.flight?.phase == .fetching)
         sim.drain()
         #expect(sim.log.resolutions == [waiter ?? -1: .value("f2")])
         #expect(sim.machine.isIdle)
