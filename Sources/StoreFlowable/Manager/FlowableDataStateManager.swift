@@ -18,7 +18,9 @@ public actor FlowableDataStateManager<Key: Hashable & Sendable> {
         let dataType: ObjectIdentifier
     }
 
-    private var slots: [SlotKey: AnyObject] = [:]
+    private var slots: [SlotKey: any ReleasableSlot] = [:]
+    /// Above every id and version any released slot handed out; new slots start above it.
+    private var releasedIDs: UInt64 = 0
     private var idleErrors: ErrorRetention<SlotKey>
 
     /// Creates a manager that tracks no key yet.
@@ -71,7 +73,7 @@ public actor FlowableDataStateManager<Key: Hashable & Sendable> {
 
     private func slot<Data: Sendable>(for key: Key, _: Data.Type) -> KeySlot<Data> {
         if let slot = existingSlot(for: key, Data.self) { return slot }
-        let slot = KeySlot<Data>()
+        let slot = KeySlot<Data>(firstID: releasedIDs &+ 1)
         slots[SlotKey(key: key, dataType: ObjectIdentifier(Data.self))] = slot
         return slot
     }
@@ -83,14 +85,19 @@ public actor FlowableDataStateManager<Key: Hashable & Sendable> {
         // Safe for the same reason as in `existingSlot(for:_:)`.
         let machine = unsafeDowncast(object, to: KeySlot<Data>.self).machine
         if machine.isIdle {
-            slots[slotKey] = nil
+            release(slotKey)
             idleErrors.remove(slotKey)
         } else if machine.isIdleExceptForError {
             // Every key the retention forgets is idle but for its error, so dropping it loses no caller.
-            for forgotten in idleErrors.retain(slotKey) { slots[forgotten] = nil }
+            for forgotten in idleErrors.retain(slotKey) { release(forgotten) }
         } else {
             idleErrors.remove(slotKey)
         }
+    }
+
+    private func release(_ slotKey: SlotKey) {
+        guard let slot = slots.removeValue(forKey: slotKey) else { return }
+        releasedIDs = max(releasedIDs, slot.highestIssuedID)
     }
 
     /// Applies `transition` to the key's machine and returns the effects, releasing the key if idle.
@@ -109,7 +116,7 @@ public actor FlowableDataStateManager<Key: Hashable & Sendable> {
 
     /// Attaches a `publish()` stream unless it already terminated.
     func subscribe<Data: Sendable>(
-        _ key: Key, _ subscriber: AsyncStream<LoadingState<Data>>.Continuation,
+        _ key: Key, _ subscriber: Subscription<Data>,
         registration: SubscriptionRegistration
     ) -> (registered: (id: UInt64, version: UInt64)?, effects: KeyEffects<Data>) {
         apply(key, Data.self) { machine in

@@ -10,6 +10,9 @@ struct KeyEffects<Data: Sendable>: Sendable {
     var flightToStart: (id: UInt64, handle: FlightHandle)?
     /// The handle of a flight to cancel.
     var flightToCancel: FlightHandle?
+    /// The order of the emission among the key's emissions; a subscription never delivers an older
+    /// emission after a newer one, whichever task runs the effects first.
+    var emissionSequence: UInt64 = 0
 
     /// Effects that do nothing.
     static var none: KeyEffects { KeyEffects(action: .none) }
@@ -19,25 +22,28 @@ struct KeyEffects<Data: Sendable>: Sendable {
         self.action = action
     }
 
-    /// Runs the effects in a fixed order: cancel the superseded flight, reject and grant writers, emit
-    /// the state, resolve waiters, and finally start the new flight.
+    /// Runs the effects in a fixed order: cancel the superseded flight, emit the state, resolve waiters,
+    /// reject and grant writers, and finally start the new flight.
+    ///
+    /// The state is delivered before the next writer is let through, so a later write's state is never
+    /// overtaken by this one; and each subscription drops an emission older than one it already delivered.
     ///
     /// - Parameter runner: The store whose fetch pipeline a new flight runs.
     func run<Runner: FlightRunner>(for runner: Runner) where Runner.Data == Data {
         flightToCancel?.cancel()
-        action.rejectWriter?.resolve(.success(false))
-        action.grantWriter?.resolve(.success(true))
         if let (state, recipients) = action.emission {
             switch recipients {
-            case .one(let subscriber):
-                subscriber.yield(state)
-            case .all(let subscribers):
-                for subscriber in subscribers.values { subscriber.yield(state) }
+            case .one(let subscription):
+                subscription.deliver(state, sequence: emissionSequence)
+            case .all(let subscriptions):
+                for subscription in subscriptions.values { subscription.deliver(state, sequence: emissionSequence) }
             }
         }
         if let (waiters, outcome) = action.resolution {
             for waiter in waiters.values { waiter.resolve(outcome) }
         }
+        action.rejectWriter?.resolve(.success(false))
+        action.grantWriter?.resolve(.success(true))
         if let (id, handle) = flightToStart {
             handle.start { await runner.runFlight(id) }
         }

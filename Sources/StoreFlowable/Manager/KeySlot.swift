@@ -2,25 +2,35 @@
 /// machine plus the handle of the flight it is running.
 ///
 /// Only the manager's actor touches a slot, so it needs no lock of its own.
-final class KeySlot<Data: Sendable> {
+final class KeySlot<Data: Sendable>: ReleasableSlot {
     /// The state machine, instantiated with the concrete things the store waits on.
     typealias Machine = KeyStateMachine<
-        Data, OneShot<Data>, AsyncStream<LoadingState<Data>>.Continuation, OneShot<Bool>
+        Data, OneShot<Data>, Subscription<Data>, OneShot<Bool>
     >
 
     /// The per-key state machine.
-    var machine = Machine()
+    var machine: Machine
     /// The cancel switch of the running flight; present exactly while `machine.flight` is.
     private var flightHandle: FlightHandle?
+    /// The sequence number of the last emission, so subscriptions can drop emissions that arrive late.
+    private var lastEmission: UInt64 = 0
 
     /// Creates the slot of a key nobody has touched.
-    init() {}
+    ///
+    /// - Parameter firstID: Above every id the key's earlier slots handed out.
+    init(firstID: UInt64) {
+        machine = Machine(firstID: firstID)
+    }
 
     /// Turns the machine's action into effects, creating or taking the flight handle it needs.
     ///
     /// No user code runs here: creating a handle allocates, and the task starts only when the effects run.
     func effects(for action: Machine.Action) -> KeyEffects<Data> {
         var effects = KeyEffects<Data>(action: action)
+        if action.emission != nil {
+            lastEmission &+= 1
+            effects.emissionSequence = lastEmission
+        }
         if action.cancelFlight != nil {
             effects.flightToCancel = flightHandle
             flightHandle = nil
@@ -33,4 +43,15 @@ final class KeySlot<Data: Sendable> {
         if machine.flight == nil { flightHandle = nil }
         return effects
     }
+}
+
+extension KeySlot {
+    /// The highest id or version the slot's machine handed out.
+    var highestIssuedID: UInt64 { max(machine.lastID, machine.version) }
+}
+
+/// What the manager needs of a slot of any data type when it releases it.
+protocol ReleasableSlot: AnyObject {
+    /// The highest id or version the slot handed out; the key's next slot starts above it.
+    var highestIssuedID: UInt64 { get }
 }

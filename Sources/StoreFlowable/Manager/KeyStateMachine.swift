@@ -43,10 +43,17 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer> {
     private(set) var writeOwner: WriteTurn?
     /// Who waits to write the cache, oldest first.
     private(set) var writeQueue: [(turn: WriteTurn, writer: Writer)] = []
-    private var lastID: ID = 0
+    /// The last id handed out (ids and versions only grow, also across the lifetimes of a key's state).
+    private(set) var lastID: ID = 0
 
     /// Creates the state of a key nobody has touched.
-    init() {}
+    ///
+    /// - Parameter firstID: A number above every id and version the key's earlier state (released when
+    ///   it went idle) handed out, so that a late event meant for that state can never match this one.
+    init(firstID: ID = 0) {
+        lastID = firstID
+        version = firstID
+    }
 
     /// The state the key reports: `.loading` while a flight exists, else the last outcome.
     var status: DataState {
@@ -105,7 +112,12 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer> {
         }
         if !readIsCurrent {
             if forceRefresh, flight == nil { return startFlightIfNeeded() }
-            return currentState.map { Action(emission: ($0, .one(subscriber))) } ?? .none
+            guard let state = currentState else {
+                // Nothing to show (an error reset after a failed fetch for an emptied cache): fetch, as
+                // for an empty cache, so that the subscriber is not left without a state.
+                return startFlightIfNeeded()
+            }
+            return Action(emission: (state, .one(subscriber)))
         }
         if flight != nil {
             return Action(emission: (.loading(content: cached), .one(subscriber)))

@@ -79,7 +79,8 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
             Task { await store.manager.unsubscribe(store.key, Data.self, subscriber: id).run(for: store) }
         }
         Task {
-            let (registered, effects) = await manager.subscribe(key, continuation, registration: registration)
+            let (registered, effects) = await manager.subscribe(
+                key, Subscription(continuation), registration: registration)
             effects.run(for: self)
             guard let (id, version) = registered else { return }
             let (cached, isValid) = await readCache()
@@ -103,7 +104,10 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
         }
         var failure: (any Error)?
         do {
-            try await callback.saveDataToCache(newData: newData)
+            // The write runs in a task of its own so that cancelling the caller cannot fail it: the
+            // update already superseded the fetch, and its waiters expect this value.
+            let callback = callback
+            try await Task { try await callback.saveDataToCache(newData: newData) }.value
         } catch {
             failure = StoreFlowableError.cacheWriteFailed(underlying: error)
         }

@@ -426,11 +426,9 @@ struct KeyStateMachinePublishTests {
         #expect(sim.violations == [])
     }
 
-    /// Known machine gap: a read overtaken by a clear whose fetch failed, the error then reset, finds
-    /// nothing to show (no flight, no error, no content). `initialRead` then sends nothing and starts no
-    /// fetch, so the subscriber has no state at all, with nothing left to give it one (before pending
-    /// subscribers, it had received the clear's `.loading(nil)` and the failure). Every other read gets a
-    /// first state; this one should too (for instance by fetching, as a read of an empty cache does).
+    /// A read overtaken by a clear whose fetch failed, the error then reset, finds nothing to show (no
+    /// flight, no error, no content): the machine fetches, as for an empty cache, so the subscriber
+    /// still gets a first state (`.loading(nil)`) and is not left without one.
     @Test
     func aReadOvertakenByAClearWhoseFailureWasResetStillGetsAFirstState() {
         var sim = MachineTest.Start.fixed.build(cache: .valid)
@@ -440,12 +438,10 @@ struct KeyStateMachinePublishTests {
         sim.completeFetch(1, with: .failure(.fetch))
         sim.clearError()
         sim.reportRead(subscriber)
-        withKnownIssue("initialRead sends nothing when a stale read finds nothing to show") {
-            #expect(sim.log.emissions[subscriber] != nil)
-            #expect(sim.violations == [])
-        }
-        #expect(sim.machine.flight == nil)
-        #expect(sim.status == .fixed)
+        #expect(sim.log.emissions[subscriber] == [.loading(nil)])
+        #expect(sim.machine.flight != nil)
+        #expect(sim.status == .loading)
+        #expect(sim.violations == [])
     }
 
     @Test

@@ -240,7 +240,7 @@ extension MachineTest {
         }
 
         /// What `initialRead` should send to a subscriber, by the rules: a read overtaken by a completed
-        /// write yields the key's current state, a write in progress sends nothing, and a current read with
+        /// write yields the key's current state (or a fetch when there is none), a write in progress sends nothing, and a current read with
         /// no write follows the cache (a flight in progress, an invalid cache or `forceRefresh` fetch).
         static func firstState(
             of machine: Machine, readVersion: UInt64, read: (value: String?, isValid: Bool), forceRefresh: Bool
@@ -252,7 +252,8 @@ extension MachineTest {
             }
             if !readIsCurrent {
                 if forceRefresh, machine.flight == nil { return .flightStart(content) }
-                return currentState(of: machine).map { .own($0) } ?? .nothing
+                // Nothing to show (no flight, error or content): fetch, as for an empty cache.
+                return currentState(of: machine).map { .own($0) } ?? .flightStart(content)
             }
             if machine.flight != nil { return .own(.loading(read.value)) }
             guard let value = read.value, read.isValid, !forceRefresh else { return .flightStart(read.value) }

@@ -106,4 +106,31 @@ struct UpdateTests {
         #expect(await fixture.store.dataState().rawError == nil)
         recorder.cancel()
     }
+
+    /// A callback whose cache write honours cancellation, as a file or database write would.
+    struct CancellationAwareCallback: StoreFlowableCallback {
+        let key = "key"
+        let flowableDataStateManager = FlowableDataStateManager<String>()
+        let cache = InMemoryCache<String>("valid")
+
+        func loadDataFromCache() async throws -> String? { try await cache.load() }
+        func saveDataToCache(newData: String?) async throws {
+            try Task.checkCancellation()
+            try await cache.save(newData)
+        }
+        func fetchDataFromOrigin() async throws -> String { "fresh" }
+        func needRefresh(cachedData: String) async -> Bool { false }
+    }
+
+    @Test func anUpdateFromACancelledTaskStillWrites() async throws {
+        let callback = CancellationAwareCallback()
+        let store = callback.create()
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            await store.update(newData: "updated")
+        }
+        await task.value
+        #expect(callback.cache.value == "updated")
+        #expect(await store.dataState().rawError == nil)
+    }
 }
