@@ -1,3 +1,5 @@
+import StoreFlowable
+
 /// A cache for tests that keeps one value in memory, records every read and write, and can be told
 /// to fail or to hold writes open.
 ///
@@ -32,13 +34,13 @@ public final class InMemoryCache<Value: Sendable>: Sendable {
         var writeAttemptWaiters = WaiterList<Int, Void>()
     }
 
-    private let state: LockedState<State>
+    private let state: LockedValue<State>
 
     /// Creates a cache holding `initial`.
     ///
     /// - Parameter initial: The cached value, or `nil` for an empty cache.
     public init(_ initial: Value? = nil) {
-        state = LockedState(State(value: initial))
+        state = LockedValue(State(value: initial))
     }
 
     /// The cached value, read or written directly; this access is not recorded and never fails.

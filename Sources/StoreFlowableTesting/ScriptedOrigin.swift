@@ -1,3 +1,5 @@
+import StoreFlowable
+
 /// An origin you script for tests: it returns queued results in order, can hold fetches open at a
 /// gate, counts calls, and notices when the fetching task is cancelled.
 ///
@@ -35,7 +37,7 @@ public final class ScriptedOrigin<Value: Sendable>: Sendable {
         var cancellationWaiters = WaiterList<Int, Void>()
     }
 
-    private let state: LockedState<State>
+    private let state: LockedValue<State>
     private let fallback: (@Sendable (_ call: Int) -> Result<Value, any Error>)?
 
     /// Creates an origin that answers with `results` in order and then with `fallback`.
@@ -48,7 +50,7 @@ public final class ScriptedOrigin<Value: Sendable>: Sendable {
         _ results: [Result<Value, any Error>] = [],
         otherwise fallback: (@Sendable (_ call: Int) -> Result<Value, any Error>)? = nil
     ) {
-        state = LockedState(State(queue: results))
+        state = LockedValue(State(queue: results))
         self.fallback = fallback
     }
 

@@ -38,7 +38,7 @@ public final class StateRecorder<Value: Sendable>: Sendable {
         var waiters = WaiterList<Predicate, Wake>()
     }
 
-    private let storage: LockedState<State>
+    private let storage: LockedValue<State>
     private let consumer: Task<Void, Never>
     private let clock: any Clock<Duration>
 
@@ -48,7 +48,7 @@ public final class StateRecorder<Value: Sendable>: Sendable {
     ///   - stream: The stream to record, usually a store's `publish()`.
     ///   - clock: The clock that measures the waiting methods' timeouts.
     public init(_ stream: AsyncStream<LoadingState<Value>>, clock: any Clock<Duration> = ContinuousClock()) {
-        let storage = LockedState(State())
+        let storage = LockedValue(State())
         self.storage = storage
         self.clock = clock
         consumer = Task { await Self.consume(stream, into: storage) }
@@ -175,7 +175,7 @@ public final class StateRecorder<Value: Sendable>: Sendable {
     }
 
     /// Records every element of `stream`, then wakes every waiter so it can see the stream ended.
-    private static func consume(_ stream: AsyncStream<LoadingState<Value>>, into storage: LockedState<State>) async {
+    private static func consume(_ stream: AsyncStream<LoadingState<Value>>, into storage: LockedValue<State>) async {
         for await state in stream {
             record(state, in: storage)
         }
@@ -190,7 +190,7 @@ public final class StateRecorder<Value: Sendable>: Sendable {
     ///
     /// The waiters are listed in the same critical section as the append, so a waiter that registers
     /// later has already checked its predicate against this state (see ``waitWithoutTimeout(_:)``).
-    private static func record(_ state: LoadingState<Value>, in storage: LockedState<State>) {
+    private static func record(_ state: LoadingState<Value>, in storage: LockedValue<State>) {
         let (seen, waiting) = storage.withLock { recorder in
             recorder.states.append(state)
             return (recorder.states, recorder.waiters.conditions)

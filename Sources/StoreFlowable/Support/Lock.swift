@@ -10,12 +10,16 @@
     #error("StoreFlowable needs pthread mutexes on this platform.")
 #endif
 
-/// A value guarded by a `pthread_mutex_t`, stored inline in one allocation.
+/// A value guarded by a `pthread_mutex_t`.
+///
+/// Shared with the StoreFlowableTesting doubles through `package` access. The mutex is not recursive:
+/// code running inside ``withLock(_:)`` must not take the same lock again, and never resumes a
+/// continuation or runs user code (callers return what to resume and do it after unlocking).
 ///
 /// The library uses a pthread mutex rather than `Synchronization.Mutex` because ThreadSanitizer on
 /// Linux cannot see the kernel hand-off inside a contended `Mutex` and would report false races; with a
 /// pthread mutex every access below is visible to it.
-final class LockedValue<Value: Sendable>: @unchecked Sendable {
+package final class LockedValue<Value: Sendable>: @unchecked Sendable {
     // Safety of `@unchecked Sendable`: `value` is only read or written inside `withLock`, which holds
     // `mutex` for the whole access, so no two threads ever touch it at once. The closures passed to
     // `withLock` are not `@Sendable`, but they run synchronously on the calling thread while the lock
@@ -24,7 +28,7 @@ final class LockedValue<Value: Sendable>: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
     /// Creates the box holding `value`.
-    init(_ value: Value) {
+    package init(_ value: Value) {
         self.value = value
         mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
@@ -39,7 +43,7 @@ final class LockedValue<Value: Sendable>: @unchecked Sendable {
     }
 
     /// Runs `body` with exclusive access to the value and returns what it returns.
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)

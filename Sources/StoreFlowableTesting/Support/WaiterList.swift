@@ -1,7 +1,9 @@
+import StoreFlowable
+
 /// The continuations of suspended tasks, each stored with the condition it waits for under an id of
 /// its own, so that a cancelled task can withdraw exactly its own continuation.
 ///
-/// A plain value kept inside a double's ``LockedState``: it never resumes anything itself. Methods
+/// A plain value kept inside a double's ``LockedValue``: it never resumes anything itself. Methods
 /// that remove continuations return them so the caller can resume them after releasing the lock.
 struct WaiterList<Condition: Sendable, Output: Sendable>: Sendable {
     /// The continuation of one suspended task.
@@ -59,7 +61,7 @@ extension WaiterList where Condition == Int, Output == Void {
     }
 }
 
-extension LockedState {
+extension LockedValue {
     /// Suspends the calling task in the waiter list at `list` until someone resumes it, or returns at
     /// once with what `arrive` returns.
     ///
@@ -70,10 +72,10 @@ extension LockedState {
     /// before or while it is parked withdraws its continuation and returns `cancelledOutput`; without
     /// one, the task ignores cancellation and stays parked until resumed.
     func park<Condition, Output>(
-        in list: any WritableKeyPath<State, WaiterList<Condition, Output>> & Sendable,
+        in list: any WritableKeyPath<Value, WaiterList<Condition, Output>> & Sendable,
         condition: Condition,
         ifCancelled cancelledOutput: Output? = nil,
-        arrive: (inout State) -> Output?,
+        arrive: (inout Value) -> Output?,
         afterArriving: () -> Void = {}
     ) async -> Output {
         let id = withLock { $0[keyPath: list].reserveID() }
@@ -105,10 +107,10 @@ extension LockedState {
     private func arriveOrPark<Condition, Output>(
         _ continuation: WaiterList<Condition, Output>.Continuation,
         id: UInt64,
-        in list: any WritableKeyPath<State, WaiterList<Condition, Output>> & Sendable,
+        in list: any WritableKeyPath<Value, WaiterList<Condition, Output>> & Sendable,
         condition: Condition,
         ifCancelled cancelledOutput: Output?,
-        arrive: (inout State) -> Output?
+        arrive: (inout Value) -> Output?
     ) {
         let immediate: Output? = withLock { state in
             if let output = arrive(&state) { return output }
