@@ -14,7 +14,10 @@
 /// - ``saveDataToCache(newData:)``: after a successful fetch, and for `update`/`clear`; never twice at
 ///   once for the same key and manager, and in the order the store decided the writes.
 ///
-/// None of them runs inside the state manager; they run on the caller's task or the fetch task.
+/// None of them runs inside the state manager or under a lock: reads run on the caller's task (or the
+/// task a `publish()` stream starts), the fetch and its save on the fetch task, and the save of an
+/// `update`/`clear` on a task of its own that the caller awaits, so the caller's cancellation cannot
+/// make it fail.
 public protocol StoreFlowableCallback: Sendable {
     /// The type that identifies one piece of data, such as a user id.
     associatedtype Key: Hashable & Sendable
