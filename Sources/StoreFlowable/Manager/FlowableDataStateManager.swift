@@ -64,7 +64,7 @@ public actor FlowableDataStateManager<Key: Hashable & Sendable> {
 
     // MARK: Slots
 
-    private func existingSlot<Data: Sendable>(for key: Key, _: Data.Type) -> KeySlot<Data>? {
+    func existingSlot<Data: Sendable>(for key: Key, _: Data.Type) -> KeySlot<Data>? {
         guard let object = slots[SlotKey(key: key, dataType: ObjectIdentifier(Data.self))] else { return nil }
         // Safe: every object stored under a SlotKey whose dataType is ObjectIdentifier(Data.self) is a
         // KeySlot<Data>, created by `slot(for:_:)` below and never replaced by another type.
@@ -101,7 +101,7 @@ public actor FlowableDataStateManager<Key: Hashable & Sendable> {
     }
 
     /// Applies `transition` to the key's machine and returns the effects, releasing the key if idle.
-    private func apply<Data: Sendable, Result>(
+    func apply<Data: Sendable, Result>(
         _ key: Key, _: Data.Type,
         _ transition: (inout KeySlot<Data>.Machine) -> (Result, KeySlot<Data>.Machine.Action)
     ) -> (Result, KeyEffects<Data>) {

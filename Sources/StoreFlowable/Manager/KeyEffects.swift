@@ -10,6 +10,10 @@ struct KeyEffects<Data: Sendable>: Sendable {
     var flightToStart: (id: UInt64, handle: FlightHandle)?
     /// The handle of a flight to cancel.
     var flightToCancel: FlightHandle?
+    /// Page flights to start, with their handles.
+    var pagesToStart: [(direction: PageDirection, id: UInt64, handle: FlightHandle)] = []
+    /// The handles of page flights to cancel.
+    var pagesToCancel: [FlightHandle] = []
     /// The order of the emission among the key's emissions; a subscription never delivers an older
     /// emission after a newer one, whichever task runs the effects first.
     var emissionSequence: UInt64 = 0
@@ -22,8 +26,8 @@ struct KeyEffects<Data: Sendable>: Sendable {
         self.action = action
     }
 
-    /// Runs the effects in a fixed order: cancel the superseded flight, emit the state, resolve waiters,
-    /// reject and grant writers, and finally start the new flight.
+    /// Runs the effects in a fixed order: cancel the superseded flights, emit the state, resolve waiters
+    /// (of the data, then of pages), reject and grant writers, and finally start the new flights.
     ///
     /// The state is delivered before the next writer is let through, so a later write's state is never
     /// overtaken by this one; and each subscription drops an emission older than one it already delivered.
@@ -31,6 +35,7 @@ struct KeyEffects<Data: Sendable>: Sendable {
     /// - Parameter runner: The store whose fetch pipeline a new flight runs.
     func run<Runner: FlightRunner>(for runner: Runner) where Runner.Data == Data {
         flightToCancel?.cancel()
+        for handle in pagesToCancel { handle.cancel() }
         if let (state, recipients) = action.emission {
             switch recipients {
             case .one(let subscription):
@@ -42,10 +47,15 @@ struct KeyEffects<Data: Sendable>: Sendable {
         if let (waiters, outcome) = action.resolution {
             for waiter in waiters.values { waiter.resolve(outcome) }
         }
+        for waiter in action.releasePageWaiters { waiter.resolve(.success(())) }
         action.rejectWriter?.resolve(.success(false))
+        for writer in action.rejectPageWriters { writer.resolve(.success(false)) }
         action.grantWriter?.resolve(.success(true))
         if let (id, handle) = flightToStart {
             handle.start { await runner.runFlight(id) }
+        }
+        for (direction, id, handle) in pagesToStart {
+            handle.start { await runner.runPageFlight(direction, id) }
         }
     }
 }
@@ -56,4 +66,7 @@ protocol FlightRunner<Data>: Sendable {
     associatedtype Data: Sendable
     /// Fetches from the origin, writes the cache and reports each step to the state manager.
     func runFlight(_ id: UInt64) async
+    /// Fetches the page in `direction`, merges it into the cache and reports each step to the state
+    /// manager.
+    func runPageFlight(_ direction: PageDirection, _ id: UInt64) async
 }

@@ -5,13 +5,16 @@
 final class KeySlot<Data: Sendable>: ReleasableSlot {
     /// The state machine, instantiated with the concrete things the store waits on.
     typealias Machine = KeyStateMachine<
-        Data, OneShot<Data>, Subscription<Data>, OneShot<Bool>
+        Data, OneShot<Data>, Subscription<Data>, OneShot<Bool>, OneShot<Void>
     >
 
     /// The per-key state machine.
     var machine: Machine
     /// The cancel switch of the running flight; present exactly while `machine.flight` is.
     private var flightHandle: FlightHandle?
+    /// The cancel switches of the running page flights, by direction; present exactly while the
+    /// machine's page flight of that direction is.
+    private var pageHandles: [PageDirection: FlightHandle] = [:]
     /// The sequence number of the last emission, so subscriptions can drop emissions that arrive late.
     private var lastEmission: UInt64 = 0
 
@@ -41,6 +44,19 @@ final class KeySlot<Data: Sendable>: ReleasableSlot {
             effects.flightToStart = (id, handle)
         }
         if machine.flight == nil { flightHandle = nil }
+        for (direction, _) in action.cancelPages {
+            if let handle = pageHandles.removeValue(forKey: direction) { effects.pagesToCancel.append(handle) }
+        }
+        for (direction, id) in action.startPages {
+            let handle = FlightHandle()
+            pageHandles[direction] = handle
+            effects.pagesToStart.append((direction, id, handle))
+        }
+        if !pageHandles.isEmpty {
+            for direction in PageDirection.allCases where machine.page(direction).flight == nil {
+                pageHandles[direction] = nil
+            }
+        }
         return effects
     }
 }

@@ -1,20 +1,9 @@
 extension KeyStateMachine {
-    /// Where the single origin fetch of the key is.
-    enum FlightPhase: Equatable {
-        /// The flight exists (callers join it) but waits for a cancelled flight's origin call to return.
-        case pending
-        /// The origin is being called.
-        case fetching
-        /// The origin returned; the result waits for its turn to write the cache.
-        case awaitingWrite
-        /// The result is being written to the cache; this can no longer be superseded.
-        case saving
-    }
-
     /// Who holds, or waits for, the cache-write turn.
     enum WriteTurn {
         case flight(ID)
         case update(ID)
+        case page(PageDirection, ID)
     }
 
     /// Who receives an emitted state.
@@ -37,21 +26,35 @@ extension KeyStateMachine {
         var grantWriter: Writer?
         /// A writer that was superseded and must not write.
         var rejectWriter: Writer?
+        /// Page flights whose origin call to start.
+        var startPages: [(direction: PageDirection, id: ID)] = []
+        /// Page flights to cancel; their results will be ignored.
+        var cancelPages: [(direction: PageDirection, id: ID)] = []
+        /// Page writers that were superseded and must not write.
+        var rejectPageWriters: [Writer] = []
+        /// Callers of page requests whose page flight ended (or was dropped).
+        var releasePageWaiters: [PageWaiter] = []
 
         /// An action with no effect.
         static var none: Action { Action() }
 
-        /// Adds the flight start, flight cancellation and writer rejection of `other` to this action.
+        /// Adds the flight starts, flight cancellations, writer rejections and page-waiter releases of
+        /// `other` to this action.
         mutating func merge(_ other: Action) {
             if let start = other.startFlight { startFlight = start }
             if let cancel = other.cancelFlight { cancelFlight = cancel }
             if let reject = other.rejectWriter { rejectWriter = reject }
+            startPages += other.startPages
+            cancelPages += other.cancelPages
+            rejectPageWriters += other.rejectPageWriters
+            releasePageWaiters += other.releasePageWaiters
         }
 
         /// Whether running this action would do nothing.
         var isEmpty: Bool {
             emission == nil && resolution == nil && startFlight == nil && cancelFlight == nil
-                && grantWriter == nil && rejectWriter == nil
+                && grantWriter == nil && rejectWriter == nil && startPages.isEmpty && cancelPages.isEmpty
+                && rejectPageWriters.isEmpty && releasePageWaiters.isEmpty
         }
     }
 
@@ -68,4 +71,5 @@ extension KeyStateMachine {
 
 extension KeyStateMachine.Recipients: Sendable where Subscriber: Sendable {}
 
-extension KeyStateMachine.Action: Sendable where Waiter: Sendable, Subscriber: Sendable, Writer: Sendable {}
+extension KeyStateMachine.Action: Sendable
+where Waiter: Sendable, Subscriber: Sendable, Writer: Sendable, PageWaiter: Sendable {}

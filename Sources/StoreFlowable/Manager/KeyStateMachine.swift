@@ -1,7 +1,8 @@
 /// The per-key state of a store as a pure value: every event is a `mutating` method that updates the
 /// state and returns a ``KeyStateMachine/Action`` describing the effects to run, without running any.
 ///
-/// The machine is generic over what it hands back in its actions (`Waiter`, `Subscriber`, `Writer`),
+/// The machine is generic over what it hands back in its actions (`Waiter`, `Subscriber`, `Writer`,
+/// `PageWaiter`),
 /// so the transition table is tested with plain integers and no concurrency. ``FlowableDataStateManager``
 /// instantiates it with one-shot boxes and stream continuations, applies events inside the actor, and
 /// runs the returned effects outside it.
@@ -17,11 +18,16 @@
 /// - No fetch writes the cache after a successful update that finished before the fetch began saving.
 /// - Every subscriber's first state comes from ``initialRead(subscriber:version:cached:isValid:forceRefresh:)``;
 ///   only then does it receive broadcasts, so it never sees a state twice.
-struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer> {
+/// - Paging (see `KeyStateMachine+Paging.swift`): at most one page flight per direction, and a page
+///   flight that has not reached the cache exists only while no main flight and no update does, so a
+///   page is never merged into data a refresh or update replaced.
+struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer, PageWaiter> {
     /// Identifies subscribers, waiters, writers and flights of one key. Never reused.
     typealias ID = UInt64
 
     // MARK: State
+    // Only the machine's transitions change its state; those with an internal setter are also changed
+    // by the paging transitions in `KeyStateMachine+Paging.swift`.
 
     /// The current flight, if any.
     private(set) var flight: (id: ID, phase: FlightPhase)?
@@ -30,9 +36,9 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer> {
     /// The error of the last failed fetch or write; cleared by the next success.
     private(set) var lastError: (any Error)?
     /// The value the cache holds as far as the store knows; kept only while subscribers exist.
-    private(set) var content: Data?
+    var content: Data?
     /// Bumped each time a cache write completes, so that a stale cache read can be recognised.
-    private(set) var version: UInt64 = 0
+    var version: UInt64 = 0
     /// Callers of `getData`, `requireData`, `validate` and `refresh` waiting for the next outcome.
     private(set) var waiters: [ID: Waiter] = [:]
     /// The `publish()` streams that received their first state and now receive every broadcast.
@@ -40,11 +46,15 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer> {
     /// The `publish()` streams attached but still reading the cache for their first state.
     private(set) var pendingSubscribers: [ID: Subscriber] = [:]
     /// Who is writing the cache now.
-    private(set) var writeOwner: WriteTurn?
+    var writeOwner: WriteTurn?
     /// Who waits to write the cache, oldest first.
-    private(set) var writeQueue: [(turn: WriteTurn, writer: Writer)] = []
+    var writeQueue: [(turn: WriteTurn, writer: Writer)] = []
     /// The last id handed out (ids and versions only grow, also across the lifetimes of a key's state).
     private(set) var lastID: ID = 0
+    /// Loading the page after the data.
+    var nextPage = PageLoad<PageWaiter>()
+    /// Loading the page before the data.
+    var prevPage = PageLoad<PageWaiter>()
 
     /// Creates the state of a key nobody has touched.
     ///
@@ -63,21 +73,23 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer> {
     }
 
     /// Whether the key holds nothing worth keeping: no subscriber, waiter, flight, write, or error.
-    var isIdle: Bool { isUnused && lastError == nil }
+    var isIdle: Bool { isUnused && !remembersError }
 
-    /// Whether the key holds nothing but a remembered error.
-    var isIdleExceptForError: Bool { isUnused && lastError != nil }
+    /// Whether the key holds nothing but a remembered error (of the data or of a page direction).
+    var isIdleExceptForError: Bool { isUnused && remembersError }
+
+    private var remembersError: Bool { lastError != nil || nextPage.error != nil || prevPage.error != nil }
 
     /// Whether nobody uses the key and nothing runs for it.
     private var isUnused: Bool {
         !hasAudience && waiters.isEmpty && flight == nil && draining == nil && writeOwner == nil
-            && writeQueue.isEmpty
+            && writeQueue.isEmpty && nextPage.isUnused && prevPage.isUnused
     }
 
     /// Whether any `publish()` stream is attached, including those still reading their first state.
-    private var hasAudience: Bool { !subscribers.isEmpty || !pendingSubscribers.isEmpty }
+    var hasAudience: Bool { !subscribers.isEmpty || !pendingSubscribers.isEmpty }
 
-    private mutating func makeID() -> ID {
+    mutating func makeID() -> ID {
         lastID &+= 1
         return lastID
     }
@@ -123,10 +135,7 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer> {
             return Action(emission: (.loading(content: cached), .one(subscriber)))
         }
         guard let cached, isValid, !forceRefresh else { return startFlightIfNeeded() }
-        if let lastError {
-            return Action(emission: (.error(content: cached, rawError: lastError), .one(subscriber)))
-        }
-        return Action(emission: (.completed(cached), .one(subscriber)))
+        return Action(emission: (state(with: cached), .one(subscriber)))
     }
 
     /// Detaches a `publish()` stream. When nobody is left, a fetch that has not reached the cache is
@@ -135,7 +144,9 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer> {
         guard subscribers.removeValue(forKey: id) != nil || pendingSubscribers.removeValue(forKey: id) != nil
         else { return .none }
         if !hasAudience { content = nil }
-        return abandonFlightIfUnwanted()
+        var action = abandonFlightIfUnwanted()
+        action.merge(abandonPagesIfUnwanted())
+        return action
     }
 
     // MARK: Waiters
@@ -189,6 +200,7 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer> {
         precondition(flight?.id == id && flight?.phase == .saving, "flightSaved for a flight that is not saving")
         flight = nil
         lastError = nil
+        forgetPageErrors()
         content = hasAudience ? data : nil
         version &+= 1
         var action = settle(with: .success(data))
@@ -216,7 +228,9 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer> {
     ///   granted), and the effects.
     mutating func beginUpdate(_ writer: Writer) -> (id: ID, mayWriteNow: Bool, action: Action) {
         let id = makeID()
-        let action = supersedeFlight()
+        var action = supersedeFlight()
+        action.merge(supersedePages())
+        forgetPageErrors()
         if writeOwner == nil {
             writeOwner = .update(id)
             return (id, true, action)
@@ -239,6 +253,7 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer> {
         } else {
             version &+= 1
             lastError = nil
+            forgetPageErrors()
             content = hasAudience ? newData : nil
             if let newData {
                 action = supersedeFlight()
@@ -257,21 +272,37 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer> {
     // MARK: Helpers
 
     /// The state every subscriber should hold now, or `nil` when there is nothing to show.
-    private var currentState: LoadingState<Data>? {
+    var currentState: LoadingState<Data>? {
         if flight != nil { return .loading(content: content) }
         if let lastError { return .error(content: content, rawError: lastError) }
-        return content.map { .completed($0) }
+        return content.map { state(with: $0) }
     }
 
-    private func isWriteOwner(_ turn: WriteTurn) -> Bool {
+    /// The state of the key, with no flight running, for `content`: failed if a failure is remembered,
+    /// else completed with each page direction's state.
+    private func state(with content: Data) -> LoadingState<Data> {
+        if let lastError { return .error(content: content, rawError: lastError) }
+        return .completed(content: content, next: nextPage.reported, prev: prevPage.reported)
+    }
+
+    func isWriteOwner(_ turn: WriteTurn) -> Bool {
         switch (writeOwner, turn) {
         case (.update(let a)?, .update(let b)): a == b
         case (.flight(let a)?, .flight(let b)): a == b
+        case (.page(let d1, let a)?, .page(let d2, let b)): d1 == d2 && a == b
         default: false
         }
     }
 
-    private mutating func takeWaiters() -> [ID: Waiter] {
+    /// Whether an update or clear is writing the cache or waiting to.
+    var hasUpdateInProgress: Bool {
+        if case .update? = writeOwner { return true }
+        return writeQueue.contains { entry in
+            if case .update = entry.turn { true } else { false }
+        }
+    }
+
+    mutating func takeWaiters() -> [ID: Waiter] {
         let taken = waiters
         waiters = [:]
         return taken
@@ -282,7 +313,9 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer> {
     private mutating func startFlightIfNeeded(announce: Bool = true) -> Action {
         guard flight == nil else { return .none }
         let id = makeID()
-        var action = Action.none
+        // The first page is about to replace the data: pages loading for the old data are dropped.
+        var action = supersedePages()
+        forgetPageErrors()
         if draining == nil {
             flight = (id, .fetching)
             action.startFlight = id
@@ -307,7 +340,7 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer> {
         if !waiters.isEmpty { action.resolution = (takeWaiters(), outcome) }
         if !subscribers.isEmpty {
             switch outcome {
-            case .success(let data): action.emission = (.completed(data), .all(subscribers))
+            case .success(let data): action.emission = (state(with: data), .all(subscribers))
             case .failure(let error):
                 action.emission = (.error(content: content, rawError: error), .all(subscribers))
             }
@@ -316,12 +349,17 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer> {
     }
 
     /// Releases the write turn and hands it to the oldest queued writer.
-    private mutating func passWriteTurn(into action: inout Action) {
+    mutating func passWriteTurn(into action: inout Action) {
         writeOwner = nil
         guard !writeQueue.isEmpty else { return }
         let next = writeQueue.removeFirst()
         writeOwner = next.turn
-        if case .flight(let id) = next.turn { flight = (id, .saving) }
+        switch next.turn {
+        case .flight(let id): flight = (id, .saving)
+        case .page(.next, let id): nextPage.flight = (id, .saving)
+        case .page(.prev, let id): prevPage.flight = (id, .saving)
+        case .update: break
+        }
         action.grantWriter = next.writer
     }
 
@@ -356,8 +394,10 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer> {
 }
 
 extension KeyStateMachine {
-    /// Forgets the remembered error; a running flight and the subscribers are unaffected.
+    /// Forgets the remembered errors (of the data and of both page directions); a running flight and
+    /// the subscribers are unaffected.
     mutating func clearError() {
         lastError = nil
+        forgetPageErrors()
     }
 }

@@ -4,9 +4,21 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
     typealias Data = Callback.Data
 
     let callback: Callback
+    /// How to fetch and merge pages, for the store behind a paged store; `nil` for unpaged data.
+    let pages: PageLoader<Data>?
 
-    private var manager: FlowableDataStateManager<Callback.Key> { callback.flowableDataStateManager }
-    private var key: Callback.Key { callback.key }
+    /// Creates the store of `callback`.
+    ///
+    /// - Parameters:
+    ///   - callback: The user's operations (for paged data, an adapter over them).
+    ///   - pages: How to fetch and merge pages, or `nil` for unpaged data.
+    init(callback: Callback, pages: PageLoader<Data>? = nil) {
+        self.callback = callback
+        self.pages = pages
+    }
+
+    var manager: FlowableDataStateManager<Callback.Key> { callback.flowableDataStateManager }
+    var key: Callback.Key { callback.key }
 
     // MARK: Reading
 
@@ -53,7 +65,7 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
     }
 
     /// Joins the key's flight (starting one if none runs) and waits for its outcome.
-    private func awaitFetch() async throws -> Data {
+    func awaitFetch() async throws -> Data {
         try Task.checkCancellation()
         let waiter = OneShot<Data>()
         let (id, effects) = await manager.join(key, waiter)
@@ -72,6 +84,32 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
     func publish(forceRefresh: Bool) -> AsyncStream<LoadingState<Data>> {
         let (stream, continuation) = AsyncStream.makeStream(
             of: LoadingState<Data>.self, bufferingPolicy: .bufferingNewest(1))
+        subscribe(Subscription(continuation), ending: continuation, forceRefresh: forceRefresh)
+        return stream
+    }
+
+    /// Streams the key's states as `present` shows them; a paged store shows its cached record's data
+    /// and cursors this way.
+    ///
+    /// - Parameters:
+    ///   - forceRefresh: When `true`, fetch from the origin even if the cache is valid.
+    ///   - present: Turns a state of the key into the state the stream shows.
+    /// - Returns: A stream of states, one subscription per call.
+    func publish<Shown: Sendable>(
+        forceRefresh: Bool, presenting present: @escaping @Sendable (LoadingState<Data>) -> LoadingState<Shown>
+    ) -> AsyncStream<LoadingState<Shown>> {
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: LoadingState<Shown>.self, bufferingPolicy: .bufferingNewest(1))
+        subscribe(Subscription(continuation, presenting: present), ending: continuation, forceRefresh: forceRefresh)
+        return stream
+    }
+
+    /// Registers `subscription`, sends its first state from its own cache read, and unregisters it when
+    /// the stream of `continuation` ends.
+    private func subscribe<Shown: Sendable>(
+        _ subscription: Subscription<Data>, ending continuation: AsyncStream<LoadingState<Shown>>.Continuation,
+        forceRefresh: Bool
+    ) {
         let registration = SubscriptionRegistration()
         let store = self
         continuation.onTermination = { _ in
@@ -80,7 +118,7 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
         }
         Task {
             let (registered, effects) = await manager.subscribe(
-                key, Subscription(continuation), registration: registration)
+                key, subscription, registration: registration)
             effects.run(for: self)
             guard let (id, version) = registered else { return }
             let (cached, isValid) = await readCache()
@@ -88,12 +126,21 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
                 key, subscriber: id, version: version, cached: cached, isValid: isValid, forceRefresh: forceRefresh
             ).run(for: self)
         }
-        return stream
     }
 
     // MARK: Writing
 
     func update(newData: Data?) async {
+        await update(readingCurrent: false) { _ in newData }
+    }
+
+    /// Writes the value `makeNewData` builds, with every promise of ``update(newData:)``.
+    ///
+    /// - Parameters:
+    ///   - readingCurrent: Whether to read the cache once the write turn is taken and hand the value to
+    ///     `makeNewData` (a throwing or empty read hands it `nil`); otherwise it gets `nil`.
+    ///   - makeNewData: Builds the value to write from the current one.
+    func update(readingCurrent: Bool, _ makeNewData: @escaping @Sendable (Data?) -> Data?) async {
         let writer = OneShot<Bool>()
         let (id, mayWriteNow, effects) = await manager.beginUpdate(key, writer, Data.self)
         effects.run(for: self)
@@ -103,11 +150,17 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
             _ = try? await writer.value(cancellable: false)
         }
         var failure: (any Error)?
+        var newData: Data?
         do {
             // The write runs in a task of its own so that cancelling the caller cannot fail it: the
             // update already superseded the fetch, and its waiters expect this value.
             let callback = callback
-            try await Task { try await callback.saveDataToCache(newData: newData) }.value
+            newData = try await Task {
+                let current = readingCurrent ? (try? await callback.loadDataFromCache()) ?? nil : nil
+                let newData = makeNewData(current)
+                try await callback.saveDataToCache(newData: newData)
+                return newData
+            }.value
         } catch {
             failure = StoreFlowableError.cacheWriteFailed(underlying: error)
         }

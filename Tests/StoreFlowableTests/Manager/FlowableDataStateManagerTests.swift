@@ -7,6 +7,7 @@ import Testing
 private struct IdleRunner: FlightRunner {
     typealias Data = String
     func runFlight(_ id: UInt64) async {}
+    func runPageFlight(_ direction: PageDirection, _ id: UInt64) async {}
 }
 
 /// The manager's own promises: late events meant for a released key state never touch the key's next

@@ -87,6 +87,8 @@ extension MachineTest.Sim {
             if savingFlights.first?.id != id { problems.append("the write owner, flight \(id), is not saving") }
         case .update(let id)?:
             if writingUpdates.first?.id != id { problems.append("the write owner, update \(id), is not writing") }
+        case .page(_, let id)?:
+            problems.append("page \(id) holds the write turn, but this simulation never pages")
         case nil:
             if !savingFlights.isEmpty || !writingUpdates.isEmpty { problems.append("a task writes without the turn") }
         }
@@ -104,6 +106,8 @@ extension MachineTest.Sim {
                 if !updates.contains(where: { $0.id == id && $0.writer == entry.writer && $0.stage == .waiting }) {
                     problems.append("queued update \(id) is not a waiting update")
                 }
+            case .page(_, let id):
+                problems.append("page \(id) is queued, but this simulation never pages")
             }
             queued.append(entry.writer)
         }

@@ -16,7 +16,7 @@ extension MachineTest {
                 case finished
 
                 /// The stage without the value the flight carries.
-                var kind: Machine.FlightPhase? {
+                var kind: FlightPhase? {
                     switch self {
                     case .pending: .pending
                     case .fetching: .fetching

@@ -8,7 +8,7 @@ import Testing
 /// same target.
 enum MachineTest {
     /// The machine under test: `String` data, plain integers for waiters, subscribers and writers.
-    typealias Machine = KeyStateMachine<String, Int, Int, Int>
+    typealias Machine = KeyStateMachine<String, Int, Int, Int, Int>
 
     /// The subscriber a start state may already hold.
     static let s0 = subscriber(0)

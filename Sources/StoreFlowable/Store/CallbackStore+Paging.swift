@@ -1,0 +1,91 @@
+/// Paging for the store behind a paged store: page requests and the page-flight pipeline.
+extension CallbackStore {
+    /// Loads the page in `direction` unless the cached record says there is none, and waits for the
+    /// page flight to end.
+    ///
+    /// Reads the cache on the caller's task first: with nothing cached or no cursor that way it returns
+    /// at once, without touching the state manager; with stale data it refreshes the first page instead
+    /// (and waits for it), so a page is never added to stale data.
+    ///
+    /// - Parameters:
+    ///   - direction: Which end of the data to extend.
+    ///   - continueWhenError: Whether to retry after the last page load in `direction` failed.
+    func requestPage(_ direction: PageDirection, continueWhenError: Bool) async {
+        guard let pages, let cached = try? await callback.loadDataFromCache(), pages.hasCursor(cached, direction)
+        else { return }
+        if await callback.needRefresh(cachedData: cached) {
+            _ = try? await awaitFetch()
+            return
+        }
+        guard !Task.isCancelled else { return }
+        let waiter = OneShot<Void>()
+        let (id, effects) = await manager.requestPage(
+            key, Data.self, direction, waiter: waiter, continueWhenError: continueWhenError)
+        effects.run(for: self)
+        guard let id else { return }
+        do {
+            try await waiter.value(cancellable: true)
+        } catch {
+            // Only cancellation resolves a page waiter with an error: take this caller off the list so
+            // that the page flight is cancelled if nobody else waits.
+            await manager.leavePage(key, Data.self, direction, waiter: id).run(for: self)
+        }
+    }
+
+    func runPageFlight(_ direction: PageDirection, _ id: UInt64) async {
+        let merge: @Sendable (Data) -> Data
+        do {
+            // A page flight cancelled before its task started never calls the origin, but still reports
+            // back, so that the state manager knows no page call of this direction is running.
+            try Task.checkCancellation()
+            let cached = try await readCacheForPage()
+            guard let pages, let cached, let fetched = try await pages.fetch(direction, cached) else {
+                // No cursor that way any more: nothing to fetch.
+                await manager.pageFailed(key, Data.self, direction, flight: id, error: nil).run(for: self)
+                return
+            }
+            merge = fetched
+        } catch {
+            await manager.pageFailed(key, Data.self, direction, flight: id, error: error).run(for: self)
+            return
+        }
+        let writer = OneShot<Bool>()
+        let (decision, drained) = await manager.pageReturned(key, Data.self, direction, flight: id, writer: writer)
+        drained.run(for: self)
+        switch decision {
+        case .discard:
+            return
+        case .waitForTurn:
+            guard (try? await writer.value(cancellable: false)) == true else { return }
+        case .write:
+            break
+        }
+        let effects: KeyEffects<Data>
+        do {
+            // The write turn is held: nothing else writes the cache now, so the page is merged into
+            // exactly what it holds (which includes a page the other direction wrote meanwhile).
+            guard let current = try await readCacheForPage() else { throw StoreFlowableError.noValidCache }
+            let merged = merge(current)
+            do {
+                try await callback.saveDataToCache(newData: merged)
+            } catch {
+                throw StoreFlowableError.cacheWriteFailed(underlying: error)
+            }
+            effects = await manager.pageSaved(key, direction, flight: id, data: merged)
+        } catch {
+            effects = await manager.pageSaveFailed(key, Data.self, direction, flight: id, error: error)
+        }
+        effects.run(for: self)
+    }
+
+    /// Reads the cached record for a page flight.
+    ///
+    /// - Throws: ``StoreFlowableError/cacheReadFailed(underlying:)`` when the read throws.
+    private func readCacheForPage() async throws -> Data? {
+        do {
+            return try await callback.loadDataFromCache()
+        } catch {
+            throw StoreFlowableError.cacheReadFailed(underlying: error)
+        }
+    }
+}
