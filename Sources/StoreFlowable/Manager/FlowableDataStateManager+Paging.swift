@@ -41,3 +41,11 @@ extension FlowableDataStateManager {
         apply(key, Data.self) { machine in ((), machine.pageSaveFailed(direction, id, error: error)) }.1
     }
 }
+
+extension FlowableDataStateManager {
+    /// The number of callers waiting for the page flight of `direction`, for tests that must know a
+    /// request joined before they let the page through.
+    func pageWaiterCount<Data: Sendable>(for key: Key, _: Data.Type, _ direction: PageDirection) -> Int {
+        existingSlot(for: key, Data.self)?.machine.page(direction).waiters.count ?? 0
+    }
+}

@@ -18,6 +18,12 @@ struct PagingFixture: Sendable {
             needRefresh: { ($0.first ?? 0) < 0 })
     }
 
+    /// A fixture over a callback built elsewhere.
+    init(callback: TestPaginationCallback<String, [Int], Int>) {
+        manager = callback.flowableDataStateManager
+        self.callback = callback
+    }
+
     var cache: InMemoryCache<Record> { callback.cache }
     var origin: ScriptedOrigin<Record> { callback.origin }
     var nextOrigin: ScriptedOrigin<FetchedPage<[Int], Int>> { callback.nextOrigin }
