@@ -53,12 +53,16 @@ struct StateWatcher<Content: Sendable> {
     private let task: Task<Void, Never>
     private var received: AsyncStream<LoadingState<Content>>.Iterator
 
-    /// Starts consuming `stream`.
-    init(_ stream: AsyncStream<LoadingState<Content>>, since start: ContinuousClock.Instant) {
+    /// Starts consuming `stream`, printing each state as `format` shows it (by default, with
+    /// `describe(_:)`).
+    init(
+        _ stream: AsyncStream<LoadingState<Content>>, since start: ContinuousClock.Instant,
+        format: @escaping @Sendable (LoadingState<Content>) -> String = { state in describe(state) }
+    ) {
         let (forwarded, continuation) = AsyncStream.makeStream(of: LoadingState<Content>.self)
         task = Task {
             for await state in stream {
-                print("  \(stamp(start.duration(to: .now)))  \(describe(state))")
+                print("  \(stamp(start.duration(to: .now)))  \(format(state))")
                 continuation.yield(state)
             }
             continuation.finish()

@@ -7,6 +7,7 @@ enum Part: String, CaseIterable {
     case refresh
     case failure
     case concurrency
+    case paging
 
     /// The command-line flag that selects this part.
     var flag: String { "--\(rawValue)" }
@@ -19,6 +20,7 @@ enum Part: String, CaseIterable {
         case .refresh: "refresh() while subscribed: old value, then new"
         case .failure: "a failed refresh keeps the last good value"
         case .concurrency: "1,000 concurrent callers share one origin fetch"
+        case .paging: "a list loaded page by page; 100 callers, one page fetch"
         }
     }
 
@@ -30,6 +32,8 @@ enum Part: String, CaseIterable {
         case .refresh: "Refresh: loading the old value, then the new one"
         case .failure: "Failure: a failed refresh keeps its content"
         case .concurrency: "Concurrency: 1,000 callers, one fetch"
+        case .paging:
+            "Paging: \(DemoListOrigin.itemCount) items in pages of \(DemoListOrigin.pageSize)"
         }
     }
 }
@@ -46,6 +50,7 @@ func runTour(_ parts: [Part]) async -> [String] {
         case .refresh: await showRefresh(&checks)
         case .failure: await showFailure(&checks)
         case .concurrency: await showConcurrency(&checks)
+        case .paging: await showPaging(&checks)
         }
     }
     return checks.problems

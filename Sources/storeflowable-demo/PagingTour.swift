@@ -1,0 +1,199 @@
+import StoreFlowable
+
+/// Formats the state of a list's next direction in a few words: `can load`, `no more pages`, `loading`
+/// or `error(HTTP 503 (simulated))`.
+func describe(next: AdditionalLoadingState) -> String {
+    switch next {
+    case .fixed(let canRequestAdditionalData): canRequestAdditionalData ? "can load" : "no more pages"
+    case .loading: "loading"
+    case .error(let rawError): "error(\(rawError))"
+    }
+}
+
+/// Formats a list's state on one line, counting its items rather than listing them:
+/// `completed(content: 20 items, next: can load)`.
+func describeList(_ state: LoadingState<[ListItem]>) -> String {
+    switch state {
+    case .loading(let items):
+        "loading(content: \(describeCount(items)))"
+    case .completed(let items, let next, _):
+        "completed(content: \(describeCount(items)), next: \(describe(next: next)))"
+    case .error(let items, let rawError):
+        "error(content: \(describeCount(items)), rawError: \(rawError))"
+    }
+}
+
+/// Formats the size of a list's content: `20 items`, or `nil` when there is none.
+private func describeCount(_ items: [ListItem]?) -> String {
+    items.map { items in "\(items.count) items" } ?? "nil"
+}
+
+/// A completed state of the list with nothing loading in its next direction: what the list shows once
+/// a page request has settled.
+private struct Settled {
+    /// The items loaded so far.
+    let items: [ListItem]
+    /// The next direction: `.fixed` or `.error`, never `.loading`.
+    let next: AdditionalLoadingState
+
+    /// The settled form of `state`, or `nil` when `state` is not completed or its next page is loading.
+    init?(_ state: LoadingState<[ListItem]>?) {
+        guard case .completed(let items, let next, _)? = state, !next.isLoading else { return nil }
+        self.items = items
+        self.next = next
+    }
+
+    /// How many pages the items fill.
+    var pages: Int {
+        (items.count + DemoListOrigin.pageSize - 1) / DemoListOrigin.pageSize
+    }
+
+    /// Whether the items are exactly the first `count` items of the list, in order.
+    func holdsFirst(_ count: Int) -> Bool {
+        items == (0..<count).map { index in ListItem(number: index + 1) }
+    }
+
+    /// The progress line: `page 3/5  items 30/47  next: can load`.
+    var progress: String {
+        "page \(pages)/\(DemoListOrigin.pageCount)  items \(items.count)/\(DemoListOrigin.itemCount)  "
+            + "next: \(describe(next: next))"
+    }
+}
+
+extension StateWatcher {
+    /// Waits until a state that `isWanted` accepts has been printed, and returns it; the states before
+    /// it are printed and skipped. Returns `nil` when the stream ends first.
+    mutating func next(where isWanted: (LoadingState<Content>) -> Bool) async -> LoadingState<Content>? {
+        while let state = await next() {
+            if isWanted(state) { return state }
+        }
+        return nil
+    }
+}
+
+extension StateWatcher<[ListItem]> {
+    /// Waits until the list has settled (completed, next page not loading), printing the states on the
+    /// way, then prints and returns the settled state.
+    fileprivate mutating func nextSettled() async -> Settled? {
+        let settled = Settled(await next(where: { state in Settled(state) != nil }))
+        print(settled?.progress ?? "the stream ended before the list settled")
+        return settled
+    }
+}
+
+/// The paging part: a list of ``DemoListOrigin/itemCount`` items loaded page by page through
+/// `requestNextData()`, showing the states of `publish()`, one page fetch shared by 100 concurrent
+/// callers, a failed page that keeps the content and its retry, no fetch past the last page, and a
+/// refresh that goes back to the first page.
+func showPaging(_ checks: inout Checks) async {
+    let origin = DemoListOrigin()
+    let cache = DemoListCache()
+    let key = "demo-list"
+    let store = ListRepository(key: key, cache: cache, origin: origin).create()
+    let pageSize = DemoListOrigin.pageSize
+
+    print("for await state in store.publish()   // cache empty: fetches page 1")
+    var watcher = StateWatcher(store.publish(), since: .now, format: describeList)
+    let first = await watcher.next()
+    let startsEmpty = if case .loading(let items)? = first { items == nil } else { false }
+    checks.expect(startsEmpty, "the first state should be loading(content: nil)")
+    let page1 = await watcher.nextSettled()
+    checks.expect(
+        page1?.holdsFirst(pageSize) == true && page1?.next.canRequestAdditionalData == true,
+        "page 1 should hold items 1-\(pageSize) with a next page to load")
+
+    await showSharedPageFetch(store: store, cache: cache, key: key, origin: origin, watcher: &watcher, &checks)
+    await showFailedPage(store: store, origin: origin, watcher: &watcher, &checks)
+
+    print("await store.requestNextData()   // while next: can load")
+    var latest = Settled(nil)
+    for _ in 0..<DemoListOrigin.pageCount {
+        await store.requestNextData()
+        latest = await watcher.nextSettled()
+        guard latest?.next.canRequestAdditionalData == true else { break }
+    }
+    checks.expect(
+        latest?.holdsFirst(DemoListOrigin.itemCount) == true && latest?.next.canRequestAdditionalData == false,
+        "the last page should complete the list with no more pages")
+
+    let beforeEnd = await origin.pageFetchCount
+    print("await store.requestNextData()   // next: no more pages")
+    await store.requestNextData()
+    let afterEnd = await origin.pageFetchCount
+    print("origin page fetches: \(beforeEnd) before, \(afterEnd) after (nothing left to fetch)")
+    checks.expect(afterEnd == beforeEnd, "requestNextData() past the last page should not fetch")
+
+    print("await store.refresh()   // back to the first page")
+    await store.refresh()
+    let refreshed = await watcher.nextSettled()
+    watcher.stop()
+    let afterRefresh = await origin.pageFetchCount
+    print("origin page fetches: \(afterRefresh) in all")
+    checks.expect(
+        refreshed?.holdsFirst(pageSize) == true && refreshed?.next.canRequestAdditionalData == true,
+        "refresh() should go back to page 1 with a next page to load")
+    checks.expect(afterRefresh == afterEnd + 1, "refresh() should fetch page 1 once")
+}
+
+/// Loads page 2 with 100 concurrent `requestNextData()` calls and shows that they cause one page fetch
+/// and that each returns once the page is in the cache.
+private func showSharedPageFetch(
+    store: AnyPaginationStoreFlowable<[ListItem], Int>, cache: DemoListCache, key: String,
+    origin: DemoListOrigin, watcher: inout StateWatcher<[ListItem]>, _ checks: inout Checks
+) async {
+    let callers = 100
+    let before = await origin.pageFetchCount
+    print("\(callers) tasks at once, each: await store.requestNextData()")
+    let cachedCounts = await withTaskGroup(of: Int.self) { group in
+        for _ in 0..<callers {
+            group.addTask {
+                await store.requestNextData()
+                return await cache.record(key: key)?.data.count ?? 0
+            }
+        }
+        var counts: [Int] = []
+        for await count in group { counts.append(count) }
+        return counts
+    }
+    let page2 = await watcher.nextSettled()
+    let after = await origin.pageFetchCount
+    let expected = 2 * DemoListOrigin.pageSize
+    let returnedMerged = cachedCounts.filter { count in count == expected }.count
+    print("origin page fetches: \(before) before, \(after) after (one for page 2)")
+    print("callers that returned with page 2 in the cache: \(returnedMerged)/\(callers)")
+    checks.expect(after == before + 1, "\(callers) callers should share one page fetch, not \(after - before)")
+    checks.expect(returnedMerged == callers, "every caller should return once page 2 is cached")
+    checks.expect(page2?.holdsFirst(expected) == true, "page 2 should be appended after page 1")
+}
+
+/// Fails page 3, showing that the list keeps its content with `next: error(...)`, that
+/// `requestNextData(continueWhenError: false)` leaves the error alone, and that a plain
+/// `requestNextData()` retries.
+private func showFailedPage(
+    store: AnyPaginationStoreFlowable<[ListItem], Int>, origin: DemoListOrigin,
+    watcher: inout StateWatcher<[ListItem]>, _ checks: inout Checks
+) async {
+    let loaded = 2 * DemoListOrigin.pageSize
+    print("origin goes down; await store.requestNextData()")
+    await origin.setFailing(true)
+    await store.requestNextData()
+    let failed = await watcher.nextSettled()
+    checks.expect(
+        failed?.holdsFirst(loaded) == true && failed?.next.rawError != nil,
+        "a failed page should keep \(loaded) items with next: error(...)")
+
+    let before = await origin.pageFetchCount
+    print("await store.requestNextData(continueWhenError: false)")
+    await store.requestNextData(continueWhenError: false)
+    let after = await origin.pageFetchCount
+    print("origin page fetches: \(before) before, \(after) after (the error stays)")
+    checks.expect(after == before, "continueWhenError: false should not retry a failed page")
+
+    print("origin comes back; await store.requestNextData()   // retries")
+    await origin.setFailing(false)
+    await store.requestNextData()
+    let retried = await watcher.nextSettled()
+    checks.expect(
+        retried?.holdsFirst(loaded + DemoListOrigin.pageSize) == true,
+        "the retry should append page 3")
+}
