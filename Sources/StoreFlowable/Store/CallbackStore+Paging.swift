@@ -5,17 +5,25 @@ extension CallbackStore {
     ///
     /// Reads the cache on the caller's task first: with nothing cached or no cursor that way it returns
     /// at once, without touching the state manager; with stale data it refreshes the first page instead
-    /// (and waits for it), so a page is never added to stale data.
+    /// (and waits for it), so a page is never added to stale data. When the read throws, the page flight
+    /// reads again and reports the failure as the direction's error.
     ///
     /// - Parameters:
     ///   - direction: Which end of the data to extend.
     ///   - continueWhenError: Whether to retry after the last page load in `direction` failed.
     func requestPage(_ direction: PageDirection, continueWhenError: Bool) async {
-        guard let pages, let cached = try? await callback.loadDataFromCache(), pages.hasCursor(cached, direction)
-        else { return }
-        if await callback.needRefresh(cachedData: cached) {
-            _ = try? await awaitFetch()
-            return
+        guard let pages else { return }
+        do {
+            // Nothing cached: there is no page to continue from.
+            guard let cached = try await callback.loadDataFromCache(), pages.hasCursor(cached, direction) else {
+                return
+            }
+            if await callback.needRefresh(cachedData: cached) {
+                _ = try? await awaitFetch()
+                return
+            }
+        } catch {
+            // Unreadable: the page flight reads again and reports what it finds.
         }
         guard !Task.isCancelled else { return }
         let waiter = OneShot<Void>()
