@@ -16,7 +16,7 @@ public import StoreFlowable
 /// Each operation forwards to one double and adds nothing; the cursors the store passes are recorded
 /// in ``requestedNextCursors`` and ``requestedPrevCursors``. Pages are merged with the default
 /// `RangeReplaceableCollection` merges (append after, prepend before). `create()` returns a two-way
-/// store; wrap it in `AnyPaginationStoreFlowable` to use it as a one-way store.
+/// store; `OneWayPaginationCallback(callback).create()` makes a one-way store over the same doubles.
 public struct TestPaginationCallback<
     Key: Hashable & Sendable, Value: RangeReplaceableCollection & Sendable, Cursor: Sendable
 >: TwoWayPaginationStoreFlowableCallback {

@@ -33,7 +33,7 @@ struct PagingFixture: Sendable {
     var store: AnyTwoWayPaginationStoreFlowable<[Int], Int> { callback.create() }
 
     /// A one-way store over the fixture.
-    var oneWayStore: AnyPaginationStoreFlowable<[Int], Int> { AnyPaginationStoreFlowable(callback.create()) }
+    var oneWayStore: AnyPaginationStoreFlowable<[Int], Int> { OneWayPaginationCallback(callback).create() }
 
     /// Waits until the state manager holds nothing for any key.
     func waitUntilReleased() async {
