@@ -59,7 +59,7 @@ struct PagingMatrixTests {
             }
             scenario.origin(direction).release()
         }
-        await request.value
+        await request.valueOrCancel
 
         let counts = scenario.fetchCounts
         let expected: StateSnapshot<[Int]>
@@ -189,7 +189,7 @@ private struct Scenario {
             origin(direction).enqueue(value: FetchedPage(data: [], cursor: nil))
             origin(direction).release()
         }
-        for task in background { await task.value }
+        for task in background { await task.valueOrCancel }
         recorder.cancel()
         await recorder.finished()
     }

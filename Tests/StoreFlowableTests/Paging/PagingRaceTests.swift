@@ -48,7 +48,7 @@ struct PagingRaceTests {
         await origin.waitForCalls(1)
         await Self.replace(replacement, on: store, fixture: fixture)
         // The page request was released when the replacement superseded it, and its fetch cancelled.
-        await page.value
+        await page.valueOrCancel
         await origin.waitForCancellations(1)
         origin.release()
         #expect(fixture.cache.value == Self.expectedRecord(after: replacement))
@@ -71,9 +71,9 @@ struct PagingRaceTests {
         fixture.cache.holdWrites()
         let replacing = Task { await Self.replace(replacement, on: store, fixture: fixture) }
         await fixture.cache.waitForWriteAttempts(1)
-        await page.value
+        await page.valueOrCancel
         fixture.cache.releaseWrites()
-        await replacing.value
+        await replacing.valueOrCancel
         fixture.nextOrigin.release()
         let expected = Self.expectedRecord(after: replacement)
         if let expected {
@@ -102,8 +102,8 @@ struct PagingRaceTests {
             await fixture.manager.writeQueueLength(for: "list", PagingFixture.Record.self) == 1
         }
         fixture.cache.releaseWrites()
-        await page.value
-        await refresh.value
+        await page.valueOrCancel
+        await refresh.valueOrCancel
         #expect(fixture.cache.writes.map { $0?.data } == [[10, 11, 12], [1, 2]])
         #expect(fixture.cache.value == PagedData(data: [1, 2], nextCursor: 3, prevCursor: nil))
         await fixture.waitUntilReleased()
@@ -121,7 +121,7 @@ struct PagingRaceTests {
         #expect(fixture.nextOrigin.callCount == 0)
         #expect(fixture.prevOrigin.callCount == 0)
         fixture.origin.release()
-        await refresh.value
+        await refresh.valueOrCancel
         // After the refresh, the next page continues from the new first page's cursor.
         fixture.nextOrigin.enqueue(value: FetchedPage(data: [3], cursor: nil))
         await store.requestNextData()
@@ -139,7 +139,7 @@ struct PagingRaceTests {
         await store.requestNextData()
         #expect(fixture.nextOrigin.callCount == 0)
         fixture.cache.releaseWrites()
-        await update.value
+        await update.valueOrCancel
         // `update(newData:)` kept the cursors.
         #expect(fixture.cache.value == PagedData(data: [5], nextCursor: 12, prevCursor: 9))
         await fixture.waitUntilReleased()

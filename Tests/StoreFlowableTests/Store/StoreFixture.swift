@@ -75,3 +75,17 @@ extension LoadingState {
         return false
     }
 }
+
+extension Task where Failure == Never {
+    /// The task's value; cancelling the waiting task (as a test's time limit does) cancels this task too,
+    /// so a test whose library call never returns fails instead of hanging.
+    var valueOrCancel: Success {
+        get async {
+            await withTaskCancellationHandler {
+                await value
+            } onCancel: {
+                cancel()
+            }
+        }
+    }
+}
