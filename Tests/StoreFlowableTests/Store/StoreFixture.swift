@@ -49,9 +49,9 @@ struct StoreFixture: Sendable {
 /// Waits for a condition that another task makes true shortly, yielding between checks.
 ///
 /// Used only for releases that happen in a task the library spawns when a stream terminates; the
-/// test's `.timeLimit` bounds it.
+/// test's `.timeLimit` bounds it: it gives up when the test is cancelled.
 func eventually(_ condition: () async -> Bool) async {
-    while !(await condition()) {
+    while !Task.isCancelled, !(await condition()) {
         await Task.yield()
     }
 }
