@@ -39,6 +39,9 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer, PageWaiter> {
     var content: Data?
     /// Bumped each time a cache write completes, so that a stale cache read can be recognised.
     var version: UInt64 = 0
+    /// The `version` of the last write that replaced the data (a fetched first page or an update), as
+    /// opposed to merging a page into it: only such a write makes a stale read's verdict obsolete.
+    private(set) var replacedVersion: UInt64 = 0
     /// Callers of `getData`, `requireData`, `validate` and `refresh` waiting for the next outcome.
     private(set) var waiters: [ID: Waiter] = [:]
     /// The `publish()` streams that received their first state and now receive every broadcast.
@@ -63,6 +66,7 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer, PageWaiter> {
     init(firstID: ID = 0) {
         lastID = firstID
         version = firstID
+        replacedVersion = firstID
     }
 
     /// The state the key reports: `.loading` while a flight exists, else the last outcome.
@@ -109,9 +113,12 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer, PageWaiter> {
     /// Reports what a new subscriber read from the cache: sends its first state and decides whether to
     /// fetch.
     ///
-    /// When a cache write completed since the subscriber attached, the read may be stale: the subscriber
-    /// gets the key's current state instead. When a write is in progress, its outcome will be the
-    /// subscriber's first state. In both cases only `forceRefresh` starts a fetch.
+    /// A read that found nothing valid starts a fetch unless a write that replaces the data (a fetched
+    /// first page or an update) completed since the subscriber attached, is in progress, or is queued:
+    /// merging a page does not make stale data fresh. Otherwise, when a cache write completed since the
+    /// subscriber attached, the read may be outdated: the subscriber gets the key's current state
+    /// instead; when a write is in progress, its outcome will be the subscriber's first state. In both
+    /// cases only `forceRefresh` starts a fetch.
     mutating func initialRead(
         subscriber id: ID, version readVersion: UInt64, cached: Data?, isValid: Bool, forceRefresh: Bool
     ) -> Action {
@@ -119,6 +126,11 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer, PageWaiter> {
         subscribers[id] = subscriber
         let readIsCurrent = readVersion == version
         if readIsCurrent { content = cached }
+        if cached == nil || !isValid, replacedVersion <= readVersion, flight == nil, !hasUpdateInProgress {
+            // The read found nothing valid, and nothing has replaced the data since or is about to: a page
+            // written meanwhile only merged into the stale data. Fetch, as for any stale read.
+            return startFlightIfNeeded()
+        }
         if writeOwner != nil {
             return forceRefresh ? startFlightIfNeeded() : .none
         }
@@ -203,6 +215,7 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer, PageWaiter> {
         forgetPageErrors()
         content = hasAudience ? data : nil
         version &+= 1
+        replacedVersion = version
         var action = settle(with: .success(data))
         passWriteTurn(into: &action)
         return action
@@ -252,6 +265,7 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer, PageWaiter> {
             if !waiters.isEmpty { action.resolution = (takeWaiters(), .failure(error)) }
         } else {
             version &+= 1
+            replacedVersion = version
             lastError = nil
             forgetPageErrors()
             content = hasAudience ? newData : nil
