@@ -4,6 +4,9 @@
 /// stores created for the same key and manager, share one state.
 public struct AnyStoreFlowable<Data: Sendable>: StoreFlowable {
     private let base: any StoreFlowable<Data>
+    /// `requireData(from:)` of a store from ``StoreFlowableCallback/create()``, specialised for its
+    /// callback where it was created; `nil` for other stores, which are called through `base`.
+    @usableFromInline let specializedRequireData: (@Sendable (GettingFrom) async throws -> Data)?
 
     /// Wraps `base`, forwarding every call to it.
     ///
@@ -13,7 +16,19 @@ public struct AnyStoreFlowable<Data: Sendable>: StoreFlowable {
             self = erased
         } else {
             self.base = base
+            specializedRequireData = nil
         }
+    }
+
+    /// Wraps a callback's store with its `requireData(from:)` specialised for the callback.
+    ///
+    /// - Parameters:
+    ///   - base: The store to wrap.
+    ///   - requireData: `base.requireData(from:)`, compiled where the callback's type is known.
+    @usableFromInline
+    init(_ base: some StoreFlowable<Data>, requireData: @escaping @Sendable (GettingFrom) async throws -> Data) {
+        self.base = base
+        specializedRequireData = requireData
     }
 
     /// See ``StoreFlowable/publish(forceRefresh:)``.
@@ -29,7 +44,8 @@ public struct AnyStoreFlowable<Data: Sendable>: StoreFlowable {
     /// - Parameter from: Where the value may come from.
     /// - Returns: The value, or `nil` when ``requireData(from:)`` would throw.
     public func getData(from: GettingFrom = .both) async -> Data? {
-        await base.getData(from: from)
+        if let specializedRequireData { return try? await specializedRequireData(from) }
+        return await base.getData(from: from)
     }
 
     /// See ``StoreFlowable/requireData(from:)``.
@@ -38,7 +54,8 @@ public struct AnyStoreFlowable<Data: Sendable>: StoreFlowable {
     /// - Returns: The value.
     /// - Throws: The errors listed at ``StoreFlowable/requireData(from:)``.
     public func requireData(from: GettingFrom = .both) async throws -> Data {
-        try await base.requireData(from: from)
+        if let specializedRequireData { return try await specializedRequireData(from) }
+        return try await base.requireData(from: from)
     }
 
     /// See ``StoreFlowable/validate()``.

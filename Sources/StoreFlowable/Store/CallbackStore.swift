@@ -1,9 +1,15 @@
 /// The store of one callback: reads the cache on the caller's task, reports to the key's state
 /// machine in the ``FlowableDataStateManager``, and runs the effects it returns.
+///
+/// The cache-hit path (`requireData`, `getData` and the cache read) is `@inlinable`, and
+/// ``StoreFlowableCallback/create()`` builds the store where the callback's type is known, so a valid
+/// cache is served by code specialised for the user's callback: no generic or existential dispatch.
+/// Everything that needs the state manager (`awaitFetch` and the rest) stays out of line.
+@usableFromInline
 struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunner {
-    typealias Data = Callback.Data
+    @usableFromInline typealias Data = Callback.Data
 
-    let callback: Callback
+    @usableFromInline let callback: Callback
     /// How to fetch and merge pages, for the store behind a paged store; `nil` for unpaged data.
     let pages: PageLoader<Data>?
 
@@ -12,9 +18,15 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
     /// - Parameters:
     ///   - callback: The user's operations (for paged data, an adapter over them).
     ///   - pages: How to fetch and merge pages, or `nil` for unpaged data.
-    init(callback: Callback, pages: PageLoader<Data>? = nil) {
+    init(callback: Callback, pages: PageLoader<Data>?) {
         self.callback = callback
         self.pages = pages
+    }
+
+    /// Creates the store of `callback`, for unpaged data.
+    @usableFromInline
+    init(callback: Callback) {
+        self.init(callback: callback, pages: nil)
     }
 
     var manager: FlowableDataStateManager<Callback.Key> { callback.flowableDataStateManager }
@@ -23,15 +35,18 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
     // MARK: Reading
 
     /// Reads the cache; a throwing read counts as a miss. Returns the value and whether it is valid.
-    private func readCache() async -> (value: Data?, isValid: Bool) {
+    @inlinable
+    func readCache() async -> (value: Data?, isValid: Bool) {
         guard let cached = try? await callback.loadDataFromCache() else { return (nil, false) }
         return (cached, !(await callback.needRefresh(cachedData: cached)))
     }
 
+    @inlinable
     func getData(from: GettingFrom) async -> Data? {
         try? await requireData(from: from)
     }
 
+    @inlinable
     func requireData(from: GettingFrom) async throws -> Data {
         switch from {
         case .cache:
@@ -54,17 +69,20 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
         }
     }
 
+    @usableFromInline
     func validate() async {
         let (cached, isValid) = await readCache()
         if cached != nil, isValid { return }
         _ = try? await awaitFetch()
     }
 
+    @usableFromInline
     func refresh() async {
         _ = try? await awaitFetch()
     }
 
     /// Joins the key's flight (starting one if none runs) and waits for its outcome.
+    @usableFromInline
     func awaitFetch() async throws -> Data {
         try Task.checkCancellation()
         let waiter = OneShot<Data>()
@@ -81,6 +99,7 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
 
     // MARK: Publishing
 
+    @usableFromInline
     func publish(forceRefresh: Bool) -> AsyncStream<LoadingState<Data>> {
         let (stream, continuation) = AsyncStream.makeStream(
             of: LoadingState<Data>.self, bufferingPolicy: .bufferingNewest(1))
@@ -130,6 +149,7 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
 
     // MARK: Writing
 
+    @usableFromInline
     func update(newData: Data?) async {
         await update(readingCurrent: false) { _ in newData }
     }
@@ -167,10 +187,12 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
         await manager.finishUpdate(key, update: id, newData: newData, error: failure).run(for: self)
     }
 
+    @usableFromInline
     func clear() async {
         await update(newData: nil)
     }
 
+    @usableFromInline
     func dataState() async -> DataState {
         await manager.dataState(for: key, of: Data.self)
     }

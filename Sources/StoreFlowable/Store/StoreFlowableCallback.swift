@@ -69,7 +69,11 @@ extension StoreFlowableCallback {
     /// same key and manager share one state.
     ///
     /// - Returns: A type-erased store for ``Data``.
+    @inlinable
     public func create() -> AnyStoreFlowable<Data> {
-        AnyStoreFlowable(CallbackStore(callback: self))
+        // Inlined into the caller, so that the cache-hit path below is specialised for this callback:
+        // a valid cache is then served with no generic or existential dispatch at all.
+        let store = CallbackStore(callback: self)
+        return AnyStoreFlowable(store, requireData: { from in try await store.requireData(from: from) })
     }
 }
