@@ -747,7 +747,9 @@ struct PagingReviewOrderTests {
                     group.addTask {
                         switch kind {
                         case 0 where round % 2 == 0: await store.refresh()
-                        case 1 where round % 3 == 0: await store.update(newData: [4_000 + round * 100 + index])
+                        case 1 where round % 3 == 0:
+                            // Far from every refresh's value ([1_000 × call]), so no record is written twice.
+                            await store.update(newData: [100_000 + round * 100 + index])
                         case 2, 14:
                             let task = Task {
                                 kind == 2 ? await store.requestNextData() : await store.requestPrevData()
