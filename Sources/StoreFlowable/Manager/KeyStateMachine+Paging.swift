@@ -10,16 +10,27 @@
 /// cache holds at that moment, so pages of the two directions can load at the same time.
 extension KeyStateMachine {
     /// The load state of `direction`.
-    private static func load(_ direction: PageDirection) -> WritableKeyPath<Self, PageLoad<PageWaiter>> {
+    func page(_ direction: PageDirection) -> PageLoad<PageWaiter> {
         switch direction {
-        case .next: \.nextPage
-        case .prev: \.prevPage
+        case .next: nextPage
+        case .prev: prevPage
         }
     }
 
-    /// The load state of `direction`.
-    func page(_ direction: PageDirection) -> PageLoad<PageWaiter> {
-        self[keyPath: Self.load(direction)]
+    /// Changes the load state of `direction` in place (no copy of its waiters).
+    ///
+    /// Plain switches rather than key paths: this runs on every unsubscribe, and a key path into a
+    /// generic type is instantiated at run time on each use.
+    ///
+    /// - Parameter body: The change; it must not touch the machine itself.
+    /// - Returns: What `body` returns.
+    private mutating func modifyPage<Result>(
+        _ direction: PageDirection, _ body: (inout PageLoad<PageWaiter>) -> Result
+    ) -> Result {
+        switch direction {
+        case .next: body(&nextPage)
+        case .prev: body(&prevPage)
+        }
     }
 
     // MARK: Requests
@@ -32,22 +43,21 @@ extension KeyStateMachine {
     mutating func requestPage(_ direction: PageDirection, waiter: PageWaiter, continueWhenError: Bool)
         -> (id: ID?, action: Action)
     {
-        let path = Self.load(direction)
         guard flight == nil, !hasUpdateInProgress, lastError == nil else { return (nil, .none) }
-        if self[keyPath: path].flight == nil, self[keyPath: path].error != nil, !continueWhenError {
+        if page(direction).flight == nil, page(direction).error != nil, !continueWhenError {
             return (nil, .none)
         }
         let id = makeID()
-        self[keyPath: path].waiters[id] = waiter
-        guard self[keyPath: path].flight == nil else { return (id, .none) }
+        modifyPage(direction) { $0.waiters[id] = waiter }
+        guard page(direction).flight == nil else { return (id, .none) }
         let flightID = makeID()
         var action = Action.none
-        self[keyPath: path].error = nil
-        if self[keyPath: path].draining == nil {
-            self[keyPath: path].flight = (flightID, .fetching)
+        modifyPage(direction) { $0.error = nil }
+        if page(direction).draining == nil {
+            modifyPage(direction) { $0.flight = (flightID, .fetching) }
             action.startPages = [(direction, flightID)]
         } else {
-            self[keyPath: path].flight = (flightID, .pending)
+            modifyPage(direction) { $0.flight = (flightID, .pending) }
         }
         announce(into: &action)
         return (id, action)
@@ -56,7 +66,7 @@ extension KeyStateMachine {
     /// Removes a page waiter whose task was cancelled. When nobody waits for the page and no stream is
     /// attached, the page flight is cancelled unless it is already writing.
     mutating func leavePage(_ direction: PageDirection, waiter id: ID) -> Action {
-        guard self[keyPath: Self.load(direction)].waiters.removeValue(forKey: id) != nil else { return .none }
+        guard modifyPage(direction, { $0.waiters.removeValue(forKey: id) }) != nil else { return .none }
         guard !hasAudience, page(direction).waiters.isEmpty else { return .none }
         return supersedePage(direction)
     }
@@ -69,17 +79,16 @@ extension KeyStateMachine {
     mutating func pageReturned(_ direction: PageDirection, _ id: ID, writer: Writer)
         -> (decision: FetchReturnDecision, action: Action)
     {
-        let path = Self.load(direction)
-        if self[keyPath: path].draining == id { return (.discard, finishPageDraining(direction)) }
-        guard let current = self[keyPath: path].flight, current.id == id, current.phase == .fetching else {
+        if page(direction).draining == id { return (.discard, finishPageDraining(direction)) }
+        guard let current = page(direction).flight, current.id == id, current.phase == .fetching else {
             return (.discard, .none)
         }
         if writeOwner == nil {
             writeOwner = .page(direction, id)
-            self[keyPath: path].flight = (id, .saving)
+            modifyPage(direction) { $0.flight = (id, .saving) }
             return (.write, .none)
         }
-        self[keyPath: path].flight = (id, .awaitingWrite)
+        modifyPage(direction) { $0.flight = (id, .awaitingWrite) }
         writeQueue.append((.page(direction, id), writer))
         return (.waitForTurn, .none)
     }
@@ -88,22 +97,20 @@ extension KeyStateMachine {
     /// `error`, or, with `error` `nil`, the cache held no cursor in that direction, so there was nothing
     /// to fetch.
     mutating func pageFailed(_ direction: PageDirection, _ id: ID, error: (any Error)?) -> Action {
-        let path = Self.load(direction)
-        if self[keyPath: path].draining == id { return finishPageDraining(direction) }
-        guard let current = self[keyPath: path].flight, current.id == id, current.phase == .fetching else {
+        if page(direction).draining == id { return finishPageDraining(direction) }
+        guard let current = page(direction).flight, current.id == id, current.phase == .fetching else {
             return .none
         }
-        self[keyPath: path].flight = nil
-        self[keyPath: path].error = error
+        modifyPage(direction) { $0.flight = nil }
+        modifyPage(direction) { $0.error = error }
         return endPage(direction)
     }
 
     /// Page flight `id` merged its page into the cache, which now holds `data`.
     mutating func pageSaved(_ direction: PageDirection, _ id: ID, data: Data) -> Action {
-        let path = Self.load(direction)
         precondition(isWriteOwner(.page(direction, id)), "pageSaved for a page that is not saving")
-        self[keyPath: path].flight = nil
-        self[keyPath: path].error = nil
+        modifyPage(direction) { $0.flight = nil }
+        modifyPage(direction) { $0.error = nil }
         content = hasAudience ? data : nil
         version &+= 1
         var action = endPage(direction)
@@ -113,10 +120,9 @@ extension KeyStateMachine {
 
     /// Page flight `id` could not merge its page into the cache; `error` is what the store reports.
     mutating func pageSaveFailed(_ direction: PageDirection, _ id: ID, error: any Error) -> Action {
-        let path = Self.load(direction)
         precondition(isWriteOwner(.page(direction, id)), "pageSaveFailed for a page that is not saving")
-        self[keyPath: path].flight = nil
-        self[keyPath: path].error = error
+        modifyPage(direction) { $0.flight = nil }
+        modifyPage(direction) { $0.error = error }
         var action = endPage(direction)
         passWriteTurn(into: &action)
         return action
@@ -138,23 +144,24 @@ extension KeyStateMachine {
     }
 
     private mutating func takePageWaiters(_ direction: PageDirection) -> [PageWaiter] {
-        let path = Self.load(direction)
-        guard !self[keyPath: path].waiters.isEmpty else { return [] }
-        let taken = Array(self[keyPath: path].waiters.values)
-        self[keyPath: path].waiters = [:]
+        guard !page(direction).waiters.isEmpty else { return [] }
+        let taken = Array(page(direction).waiters.values)
+        modifyPage(direction) { $0.waiters = [:] }
         return taken
     }
 
     /// A cancelled page flight's origin call returned: the page flight held back for it may start.
     private mutating func finishPageDraining(_ direction: PageDirection) -> Action {
-        let path = Self.load(direction)
-        self[keyPath: path].draining = nil
-        guard let current = self[keyPath: path].flight, current.phase == .pending else { return .none }
-        self[keyPath: path].flight = (current.id, .fetching)
+        modifyPage(direction) { $0.draining = nil }
+        guard let current = page(direction).flight, current.phase == .pending else { return .none }
+        modifyPage(direction) { $0.flight = (current.id, .fetching) }
         var action = Action.none
         action.startPages = [(direction, current.id)]
         return action
     }
+
+    /// Whether a page flight exists in either direction (the quick check before any page work).
+    private var hasPageFlight: Bool { nextPage.flight != nil || prevPage.flight != nil }
 
     /// Forgets the last page error of both directions (the data they were about is being replaced).
     mutating func forgetPageErrors() {
@@ -164,6 +171,7 @@ extension KeyStateMachine {
 
     /// Drops the page flights of both directions that have not reached the cache.
     mutating func supersedePages() -> Action {
+        guard hasPageFlight else { return .none }
         var action = supersedePage(.next)
         action.merge(supersedePage(.prev))
         return action
@@ -171,11 +179,10 @@ extension KeyStateMachine {
 
     /// Cancels the page flights nobody waits for any more.
     mutating func abandonPagesIfUnwanted() -> Action {
-        guard !hasAudience else { return .none }
+        guard !hasAudience, hasPageFlight else { return .none }
         var action = Action.none
-        for direction in PageDirection.allCases where page(direction).waiters.isEmpty {
-            action.merge(supersedePage(direction))
-        }
+        if nextPage.waiters.isEmpty { action.merge(supersedePage(.next)) }
+        if prevPage.waiters.isEmpty { action.merge(supersedePage(.prev)) }
         return action
     }
 
@@ -183,16 +190,15 @@ extension KeyStateMachine {
     /// waiters: a flight calling the origin is cancelled (and drains until its call returns), a queued
     /// write is rejected, a pending flight is forgotten.
     private mutating func supersedePage(_ direction: PageDirection) -> Action {
-        let path = Self.load(direction)
-        guard let current = self[keyPath: path].flight, current.phase != .saving else { return .none }
-        self[keyPath: path].flight = nil
+        guard let current = page(direction).flight, current.phase != .saving else { return .none }
+        modifyPage(direction) { $0.flight = nil }
         var action = Action.none
         action.releasePageWaiters = takePageWaiters(direction)
         switch current.phase {
         case .pending, .saving:
             break
         case .fetching:
-            self[keyPath: path].draining = current.id
+            modifyPage(direction) { $0.draining = current.id }
             action.cancelPages = [(direction, current.id)]
         case .awaitingWrite:
             action.cancelPages = [(direction, current.id)]
