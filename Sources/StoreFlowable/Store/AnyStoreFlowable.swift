@@ -3,7 +3,7 @@
 /// It is a small `Sendable` value; copy it freely and share it between tasks. All copies, and all
 /// stores created for the same key and manager, share one state.
 public struct AnyStoreFlowable<Data: Sendable>: StoreFlowable {
-    private let base: any StoreFlowable<Data>
+    @usableFromInline let base: any StoreFlowable<Data>
     /// `requireData(from:)` of a store from ``StoreFlowableCallback/create()``, specialised for its
     /// callback where it was created; `nil` for other stores, which are called through `base`.
     @usableFromInline let specializedRequireData: (@Sendable (GettingFrom) async throws -> Data)?
@@ -43,6 +43,7 @@ public struct AnyStoreFlowable<Data: Sendable>: StoreFlowable {
     ///
     /// - Parameter from: Where the value may come from.
     /// - Returns: The value, or `nil` when ``requireData(from:)`` would throw.
+    @inlinable
     public func getData(from: GettingFrom = .both) async -> Data? {
         if let specializedRequireData { return try? await specializedRequireData(from) }
         return await base.getData(from: from)
@@ -53,6 +54,7 @@ public struct AnyStoreFlowable<Data: Sendable>: StoreFlowable {
     /// - Parameter from: Where the value may come from.
     /// - Returns: The value.
     /// - Throws: The errors listed at ``StoreFlowable/requireData(from:)``.
+    @inlinable
     public func requireData(from: GettingFrom = .both) async throws -> Data {
         if let specializedRequireData { return try await specializedRequireData(from) }
         return try await base.requireData(from: from)

@@ -91,6 +91,7 @@ extension StoreFlowable {
     /// Returns the valid cached value or fetches it; see ``getData(from:)``.
     ///
     /// - Returns: The value, or `nil` when neither a valid cache nor a successful fetch provides one.
+    @inlinable
     public func getData() async -> Data? {
         await getData(from: .both)
     }
@@ -99,6 +100,7 @@ extension StoreFlowable {
     ///
     /// - Returns: The value.
     /// - Throws: The errors listed at ``requireData(from:)``.
+    @inlinable
     public func requireData() async throws -> Data {
         try await requireData(from: .both)
     }
