@@ -1,0 +1,32 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// The benchmarks of StoreFlowable, kept in a package of their own (as swift-nio and swift-log keep
+// theirs) so that the library itself has no dependencies. Run from the repository root:
+//
+//     swift package --package-path Benchmarks benchmark
+//     Benchmarks/ratios        # each benchmark next to its baseline, with the ratio and its target
+//
+// See Docs/Performance.md.
+let package = Package(
+    name: "StoreFlowableBenchmarks",
+    platforms: [.macOS(.v13)],
+    dependencies: [
+        .package(name: "StoreFlowable", path: ".."),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.0", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        .executableTarget(
+            name: "StoreFlowableBenchmarks",
+            dependencies: [
+                .product(name: "StoreFlowable", package: "StoreFlowable"),
+                .product(name: "Benchmark", package: "benchmark"),
+            ],
+            path: "Benchmarks/StoreFlowableBenchmarks",
+            plugins: [
+                .plugin(name: "BenchmarkPlugin", package: "benchmark")
+            ]
+        )
+    ],
+    swiftLanguageModes: [.v6]
+)
