@@ -45,7 +45,16 @@ struct KeyEffects<Data: Sendable>: Sendable {
             }
         }
         if let (waiters, outcome) = action.resolution {
-            for waiter in waiters.values { waiter.resolve(outcome) }
+            // In the order the callers joined (ids only grow): the scheduler then resumes them roughly in
+            // that order, which is much cheaper for a task group than an arbitrary order.
+            if waiters.count == 1 {
+                waiters.first?.value.resolve(outcome)
+            } else {
+                // Sorting the plain ids keeps the sort specialised (no allocation per comparison).
+                var ids = Array(waiters.keys)
+                ids.sort()
+                for id in ids { waiters[id]?.resolve(outcome) }
+            }
         }
         for waiter in action.releasePageWaiters { waiter.resolve(.success(())) }
         action.rejectWriter?.resolve(.success(false))
