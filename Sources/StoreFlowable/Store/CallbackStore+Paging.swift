@@ -60,14 +60,7 @@ extension CallbackStore {
         let writer = OneShot<Bool>()
         let (decision, drained) = await manager.pageReturned(key, Data.self, direction, flight: id, writer: writer)
         drained.run(for: self)
-        switch decision {
-        case .discard:
-            return
-        case .waitForTurn:
-            guard (try? await writer.value(cancellable: false)) == true else { return }
-        case .write:
-            break
-        }
+        guard await mayWrite(decision, writer: writer) else { return }
         let effects: KeyEffects<Data>
         do {
             // The write turn is held: nothing else writes the cache now, so the page is merged into

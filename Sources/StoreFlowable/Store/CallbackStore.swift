@@ -199,6 +199,18 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
 
     // MARK: Fetching
 
+    /// Whether a fetched result (of the main flight or of a page) may be written: at once, once its
+    /// write turn is granted, or never (the flight was superseded, or its turn rejected).
+    ///
+    /// The wait ignores cancellation: a flight that queued for the turn always learns its outcome.
+    func mayWrite(_ decision: KeySlot<Data>.Machine.FetchReturnDecision, writer: OneShot<Bool>) async -> Bool {
+        switch decision {
+        case .discard: false
+        case .write: true
+        case .waitForTurn: (try? await writer.value(cancellable: false)) == true
+        }
+    }
+
     func runFlight(_ id: UInt64) async {
         let data: Data
         do {
@@ -213,14 +225,7 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
         let writer = OneShot<Bool>()
         let (decision, drained) = await manager.flightReturned(key, Data.self, flight: id, writer: writer)
         drained.run(for: self)
-        switch decision {
-        case .discard:
-            return
-        case .waitForTurn:
-            guard (try? await writer.value(cancellable: false)) == true else { return }
-        case .write:
-            break
-        }
+        guard await mayWrite(decision, writer: writer) else { return }
         let effects: KeyEffects<Data>
         do {
             try await callback.saveDataToCache(newData: data)
