@@ -38,8 +38,7 @@ public struct ChatHistoryCallback<Key: Hashable & Sendable, Item: Sendable>: Two
     /// The API the callback fetches pages from.
     public let api: CursorListAPI<Item>
 
-    private let read: @Sendable () async throws -> PagedData<[Item], ListCursor>?
-    private let write: @Sendable (PagedData<[Item], ListCursor>?) async throws -> Void
+    private let cache: PagedCacheAccess<[Item], ListCursor>
     private let isStale: @Sendable ([Item]) -> Bool
 
     /// Creates a callback over `api` that keeps its messages in an ``InMemoryCache``.
@@ -61,8 +60,7 @@ public struct ChatHistoryCallback<Key: Hashable & Sendable, Item: Sendable>: Two
         self.key = key
         flowableDataStateManager = manager
         self.api = api
-        read = { try await cache.load() }
-        write = { try await cache.save($0) }
+        self.cache = PagedCacheAccess(cache)
         isStale = needRefresh
     }
 
@@ -86,8 +84,7 @@ public struct ChatHistoryCallback<Key: Hashable & Sendable, Item: Sendable>: Two
         self.key = key
         flowableDataStateManager = manager
         self.api = api
-        read = { try await cache.load() }
-        write = { try await cache.save($0) }
+        self.cache = PagedCacheAccess(cache)
         isStale = needRefresh
     }
 
@@ -96,7 +93,7 @@ public struct ChatHistoryCallback<Key: Hashable & Sendable, Item: Sendable>: Two
     /// - Returns: The cached messages and cursors, or `nil` when the cache is empty.
     /// - Throws: The cache's read failure, if one is set.
     public func loadDataFromCache() async throws -> PagedData<[Item], ListCursor>? {
-        try await read()
+        try await cache.load()
     }
 
     /// Writes the cache given at creation.
@@ -104,7 +101,7 @@ public struct ChatHistoryCallback<Key: Hashable & Sendable, Item: Sendable>: Two
     /// - Parameter newData: The messages and cursors to store, or `nil` to empty the cache.
     /// - Throws: The cache's write failure, if one is set.
     public func saveDataToCache(newData: PagedData<[Item], ListCursor>?) async throws {
-        try await write(newData)
+        try await cache.save(newData)
     }
 
     /// Fetches the newest page from ``api``.

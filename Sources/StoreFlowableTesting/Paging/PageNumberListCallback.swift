@@ -35,8 +35,7 @@ public struct PageNumberListCallback<Key: Hashable & Sendable, Item: Sendable>: 
     /// The API the callback fetches pages from.
     public let api: PageNumberListAPI<Item>
 
-    private let read: @Sendable () async throws -> PagedData<[Item], Int>?
-    private let write: @Sendable (PagedData<[Item], Int>?) async throws -> Void
+    private let cache: PagedCacheAccess<[Item], Int>
     private let isStale: @Sendable ([Item]) -> Bool
 
     /// Creates a callback over `api` that keeps its pages in an ``InMemoryCache``.
@@ -58,8 +57,7 @@ public struct PageNumberListCallback<Key: Hashable & Sendable, Item: Sendable>: 
         self.key = key
         flowableDataStateManager = manager
         self.api = api
-        read = { try await cache.load() }
-        write = { try await cache.save($0) }
+        self.cache = PagedCacheAccess(cache)
         isStale = needRefresh
     }
 
@@ -83,8 +81,7 @@ public struct PageNumberListCallback<Key: Hashable & Sendable, Item: Sendable>: 
         self.key = key
         flowableDataStateManager = manager
         self.api = api
-        read = { try await cache.load() }
-        write = { try await cache.save($0) }
+        self.cache = PagedCacheAccess(cache)
         isStale = needRefresh
     }
 
@@ -93,7 +90,7 @@ public struct PageNumberListCallback<Key: Hashable & Sendable, Item: Sendable>: 
     /// - Returns: The cached items and next page number, or `nil` when the cache is empty.
     /// - Throws: The cache's read failure, if one is set.
     public func loadDataFromCache() async throws -> PagedData<[Item], Int>? {
-        try await read()
+        try await cache.load()
     }
 
     /// Writes the cache given at creation.
@@ -101,7 +98,7 @@ public struct PageNumberListCallback<Key: Hashable & Sendable, Item: Sendable>: 
     /// - Parameter newData: The items and next page number to store, or `nil` to empty the cache.
     /// - Throws: The cache's write failure, if one is set.
     public func saveDataToCache(newData: PagedData<[Item], Int>?) async throws {
-        try await write(newData)
+        try await cache.save(newData)
     }
 
     /// Fetches page `0` from ``api``.
