@@ -41,6 +41,17 @@ func milliseconds(_ elapsed: Duration) -> String {
     return "\(micro / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction + " ms"
 }
 
+/// Formats a count with a comma between groups of three digits: `10,000`.
+func grouped(_ count: Int) -> String {
+    let digits = String(count.magnitude)
+    var result = ""
+    for (index, digit) in digits.enumerated() {
+        if index > 0 && (digits.count - index) % 3 == 0 { result += "," }
+        result.append(digit)
+    }
+    return count < 0 ? "-" + result : result
+}
+
 /// The whole number of microseconds in `duration`.
 private func microseconds(_ duration: Duration) -> Int64 {
     let (seconds, attoseconds) = duration.components

@@ -19,7 +19,7 @@ enum Part: String, CaseIterable {
         case .cacheHit: "getData() answered by the cache, no origin call"
         case .refresh: "refresh() while subscribed: old value, then new"
         case .failure: "a failed refresh keeps the last good value"
-        case .concurrency: "1,000 concurrent callers share one origin fetch"
+        case .concurrency: "10,000 concurrent callers share one origin fetch"
         case .paging: "a list loaded page by page; 100 callers, one page fetch"
         }
     }
@@ -31,7 +31,7 @@ enum Part: String, CaseIterable {
         case .cacheHit: "Cache hit: getData() without the origin"
         case .refresh: "Refresh: loading the old value, then the new one"
         case .failure: "Failure: a failed refresh keeps its content"
-        case .concurrency: "Concurrency: 1,000 callers, one fetch"
+        case .concurrency: "Concurrency: 10,000 callers, one fetch"
         case .paging:
             "Paging: \(DemoListOrigin.itemCount) items in pages of \(DemoListOrigin.pageSize)"
         }
@@ -202,7 +202,7 @@ private func showConcurrency(_ checks: inout Checks) async {
     let latency = Duration.milliseconds(100)
     let origin = DemoOrigin(latency: latency)
     let store = makeStore(id: 5, origin: origin)
-    let callers = 1_000
+    let callers = 10_000
     let clock = ContinuousClock()
 
     let start = clock.now
@@ -233,10 +233,11 @@ private func showConcurrency(_ checks: inout Checks) async {
     let distinct = Set(values.map(\.description)).sorted().joined(separator: ", ")
     let calls = await origin.callCount
 
-    print("callers:         \(callers) tasks, each: try await store.requireData(from: .origin)")
+    print("callers:         \(grouped(callers)) tasks in a task group, each:")
+    print("                 try await store.requireData(from: .origin)")
     print("origin calls:    \(calls)")
-    print("values received: \(values.count) (all \(distinct.isEmpty ? "-" : distinct))")
-    print("errors:          \(errors.count)\(errors.first.map { error in " (first: \(error))" } ?? "")")
+    print("values received: \(grouped(values.count)) (all \(distinct.isEmpty ? "-" : distinct))")
+    print("errors:          \(grouped(errors.count))\(errors.first.map { error in " (first: \(error))" } ?? "")")
     print("wall time:       \(milliseconds(wallTime)) (origin latency \(milliseconds(latency)))")
     checks.expect(calls == 1, "\(callers) callers should share one fetch, not \(calls)")
     checks.expect(values.count == callers && errors.isEmpty, "every caller should receive the value")
