@@ -115,13 +115,12 @@ public actor FlowableDataStateManager<Key: Hashable & Sendable> {
     // MARK: Events (called by stores)
 
     /// Attaches a `publish()` stream unless it already terminated.
-    func subscribe<Data: Sendable>(
-        _ key: Key, _ subscriber: Subscription<Data>,
-        registration: SubscriptionRegistration
-    ) -> (registered: (id: UInt64, version: UInt64)?, effects: KeyEffects<Data>) {
+    func subscribe<Data: Sendable>(_ key: Key, _ subscriber: Subscription<Data>)
+        -> (registered: (id: UInt64, version: UInt64)?, effects: KeyEffects<Data>)
+    {
         apply(key, Data.self) { machine in
             let (id, version) = machine.subscribe(subscriber)
-            guard registration.activate(id) else {
+            guard subscriber.activate(id) else {
                 // The stream ended before it was registered: remove it before anything reaches it.
                 return (nil, machine.unsubscribe(id))
             }

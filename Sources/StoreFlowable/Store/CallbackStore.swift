@@ -129,15 +129,13 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
         _ subscription: Subscription<Data>, ending continuation: AsyncStream<LoadingState<Shown>>.Continuation,
         forceRefresh: Bool
     ) {
-        let registration = SubscriptionRegistration()
         let store = self
         continuation.onTermination = { _ in
-            guard let id = registration.terminate() else { return }
+            guard let id = subscription.terminate() else { return }
             Task { await store.manager.unsubscribe(store.key, Data.self, subscriber: id).run(for: store) }
         }
         Task {
-            let (registered, effects) = await manager.subscribe(
-                key, subscription, registration: registration)
+            let (registered, effects) = await manager.subscribe(key, subscription)
             effects.run(for: self)
             guard let (id, version) = registered else { return }
             let (cached, isValid) = await readCache()

@@ -4,14 +4,18 @@
 /// for its turn to write the cache). The state manager keeps it and resolves it after the transition,
 /// outside its critical region. A waiting task that is cancelled resolves its own box at once with
 /// `CancellationError`, without a hop into the state manager.
-final class OneShot<Value: Sendable>: Sendable {
+final class OneShot<Value: Sendable>: @unchecked Sendable {
+    // Safety of `@unchecked Sendable`: `state` is only read or written inside `mutex.withLock`, which
+    // holds the mutex for the whole access, so no two threads ever touch it at once. The state and its
+    // mutex live in this one object (two allocations instead of a separate `LockedValue`'s three).
     private enum State {
         case pending
         case waiting(CheckedContinuation<Value, any Error>)
         case resolved(Result<Value, any Error>)
     }
 
-    private let state = LockedValue(State.pending)
+    private var state = State.pending
+    private let mutex = PthreadMutex()
 
     /// Creates an unresolved box.
     init() {}
@@ -22,8 +26,7 @@ final class OneShot<Value: Sendable>: Sendable {
     /// - Returns: `true` when this call resolved the box.
     @discardableResult
     func resolve(_ result: Result<Value, any Error>) -> Bool {
-        let (didResolve, continuation) = state.withLock {
-            state -> (Bool, CheckedContinuation<Value, any Error>?) in
+        let (didResolve, continuation) = mutex.withLock { () -> (Bool, CheckedContinuation<Value, any Error>?) in
             switch state {
             case .pending:
                 state = .resolved(result)
@@ -60,7 +63,7 @@ final class OneShot<Value: Sendable>: Sendable {
 
     private func wait() async throws -> Value {
         try await withCheckedThrowingContinuation { continuation in
-            let ready: Result<Value, any Error>? = state.withLock { state in
+            let ready: Result<Value, any Error>? = mutex.withLock {
                 switch state {
                 case .pending:
                     state = .waiting(continuation)

@@ -39,14 +39,14 @@ struct FlowableDataStateManagerTests {
         let (oldStream, oldContinuation) = AsyncStream.makeStream(of: LoadingState<String>.self)
         _ = oldStream
         let (old, _) = await manager.subscribe(
-            "key", Subscription(oldContinuation), registration: SubscriptionRegistration())
+            "key", Subscription(oldContinuation))
         let (oldID, oldVersion) = try #require(old)
         _ = await manager.unsubscribe("key", String.self, subscriber: oldID)
         #expect(await manager.trackedKeyCount == 0)
 
         let (newStream, newContinuation) = AsyncStream.makeStream(of: LoadingState<String>.self)
         let (new, _) = await manager.subscribe(
-            "key", Subscription(newContinuation), registration: SubscriptionRegistration())
+            "key", Subscription(newContinuation))
         let (newID, _) = try #require(new)
         #expect(newID != oldID)
         let late = await manager.initialRead(
@@ -63,7 +63,7 @@ struct FlowableDataStateManagerTests {
         let (stream, continuation) = AsyncStream.makeStream(of: LoadingState<String>.self)
         let recorder = StateRecorder(stream)
         let (registered, _) = await manager.subscribe(
-            "key", Subscription(continuation), registration: SubscriptionRegistration())
+            "key", Subscription(continuation))
         let (id, version) = try #require(registered)
         await manager.initialRead(
             "key", subscriber: id, version: version, cached: "v0", isValid: true, forceRefresh: false

@@ -76,7 +76,7 @@ struct ReviewManualStream: Sendable {
     static func attach(_ fixture: PagingFixture, runner: Runner) async throws -> ReviewManualStream {
         let (stream, continuation) = AsyncStream.makeStream(of: LoadingState<ReviewRecord>.self)
         let (registered, effects) = await fixture.manager.subscribe(
-            "list", Subscription(continuation), registration: SubscriptionRegistration())
+            "list", Subscription(continuation))
         effects.run(for: runner)
         let (id, version) = try #require(registered)
         return ReviewManualStream(stream: stream, continuation: continuation, id: id, version: version)

@@ -1,15 +1,3 @@
-#if canImport(Darwin)
-    import Darwin
-#elseif canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Bionic)
-    import Bionic
-#else
-    #error("StoreFlowable needs pthread mutexes on this platform.")
-#endif
-
 /// A value guarded by a `pthread_mutex_t`.
 ///
 /// Shared with the StoreFlowableTesting doubles through `package` access. The mutex is not recursive:
@@ -25,27 +13,15 @@ package final class LockedValue<Value: Sendable>: @unchecked Sendable {
     // `withLock` are not `@Sendable`, but they run synchronously on the calling thread while the lock
     // is held and cannot be retained past the call.
     private var value: Value
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let mutex = PthreadMutex()
 
     /// Creates the box holding `value`.
     package init(_ value: Value) {
         self.value = value
-        mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        let result = pthread_mutex_init(mutex, nil)
-        precondition(result == 0, "pthread_mutex_init failed with \(result)")
-    }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deinitialize(count: 1)
-        mutex.deallocate()
     }
 
     /// Runs `body` with exclusive access to the value and returns what it returns.
     package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body(&value)
+        try mutex.withLock { try body(&value) }
     }
 }
