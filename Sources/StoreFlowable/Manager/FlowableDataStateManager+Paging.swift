@@ -2,43 +2,51 @@
 extension FlowableDataStateManager {
     func requestPage<Data: Sendable>(
         _ key: Key, _: Data.Type, _ direction: PageDirection, waiter: OneShot<Void>, continueWhenError: Bool
-    ) -> (id: UInt64?, effects: KeyEffects<Data>) {
-        apply(key, Data.self) { machine in
-            machine.requestPage(direction, waiter: waiter, continueWhenError: continueWhenError)
+    ) -> (id: UInt64?, effects: KeyEffects) {
+        var id: UInt64?
+        let effects = applyCreating(key, Data.self) { machine in
+            let (requested, action) = machine.requestPage(direction, waiter: waiter, continueWhenError: continueWhenError)
+            id = requested
+            return action
         }
+        return (id, effects)
     }
 
     func leavePage<Data: Sendable>(_ key: Key, _: Data.Type, _ direction: PageDirection, waiter id: UInt64)
-        -> KeyEffects<Data>
+        -> KeyEffects
     {
-        guard existingSlot(for: key, Data.self) != nil else { return .none }
-        return apply(key, Data.self) { machine in ((), machine.leavePage(direction, waiter: id)) }.1
+        applyIfTracked(key, Data.self) { machine in machine.leavePage(direction, waiter: id) }
     }
 
     func pageReturned<Data: Sendable>(
         _ key: Key, _: Data.Type, _ direction: PageDirection, flight id: UInt64, writer: OneShot<Bool>
-    ) -> (decision: KeySlot<Data>.Machine.FetchReturnDecision, effects: KeyEffects<Data>) {
-        guard existingSlot(for: key, Data.self) != nil else { return (.discard, .none) }
-        return apply(key, Data.self) { machine in machine.pageReturned(direction, id, writer: writer) }
+    ) -> (decision: KeySlot.Machine.FetchReturnDecision, effects: KeyEffects) {
+        var decision = KeySlot.Machine.FetchReturnDecision.discard
+        let effects = applyIfTracked(key, Data.self) { machine in
+            let (decided, action) = machine.pageReturned(direction, id, writer: writer)
+            decision = decided
+            return action
+        }
+        return (decision, effects)
     }
 
     func pageFailed<Data: Sendable>(
         _ key: Key, _: Data.Type, _ direction: PageDirection, flight id: UInt64, error: (any Error)?
-    ) -> KeyEffects<Data> {
-        guard existingSlot(for: key, Data.self) != nil else { return .none }
-        return apply(key, Data.self) { machine in ((), machine.pageFailed(direction, id, error: error)) }.1
+    ) -> KeyEffects {
+        applyIfTracked(key, Data.self) { machine in machine.pageFailed(direction, id, error: error) }
     }
 
     func pageSaved<Data: Sendable>(_ key: Key, _ direction: PageDirection, flight id: UInt64, data: Data)
-        -> KeyEffects<Data>
+        -> KeyEffects
     {
-        apply(key, Data.self) { machine in ((), machine.pageSaved(direction, id, data: data)) }.1
+        let data: ErasedData = data
+        return applyCreating(key, Data.self) { machine in machine.pageSaved(direction, id, data: data) }
     }
 
     func pageSaveFailed<Data: Sendable>(
         _ key: Key, _: Data.Type, _ direction: PageDirection, flight id: UInt64, error: any Error
-    ) -> KeyEffects<Data> {
-        apply(key, Data.self) { machine in ((), machine.pageSaveFailed(direction, id, error: error)) }.1
+    ) -> KeyEffects {
+        applyCreating(key, Data.self) { machine in machine.pageSaveFailed(direction, id, error: error) }
     }
 }
 

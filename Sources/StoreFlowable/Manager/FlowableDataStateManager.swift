@@ -18,7 +18,7 @@ public actor FlowableDataStateManager<Key: Hashable & Sendable> {
         let dataType: ObjectIdentifier
     }
 
-    private var slots: [SlotKey: any ReleasableSlot] = [:]
+    private var slots: [SlotKey: KeySlot] = [:]
     /// Above every id and version any released slot handed out; new slots start above it.
     private var releasedIDs: UInt64 = 0
     private var idleErrors: ErrorRetention<SlotKey>
@@ -58,36 +58,26 @@ public actor FlowableDataStateManager<Key: Hashable & Sendable> {
     ///   - key: The key whose error to forget.
     ///   - dataType: The `Data` type of the callback that uses the key.
     public func resetError<Data: Sendable>(for key: Key, of dataType: Data.Type) {
-        existingSlot(for: key, Data.self)?.machine.clearError()
-        releaseIfIdle(key, Data.self)
+        let slotKey = SlotKey(key: key, dataType: ObjectIdentifier(Data.self))
+        guard let slot = slots[slotKey] else { return }
+        slot.machine.clearError()
+        releaseIfIdle(slotKey, slot)
     }
 
     // MARK: Slots
+    // The slots hold the data as `ErasedData`, so everything below is compiled once, for concrete types:
+    // only the key is generic. `Data` appears as a metatype, to tell the slots of two data types apart.
 
-    func existingSlot<Data: Sendable>(for key: Key, _: Data.Type) -> KeySlot<Data>? {
-        guard let object = slots[SlotKey(key: key, dataType: ObjectIdentifier(Data.self))] else { return nil }
-        // Safe: every object stored under a SlotKey whose dataType is ObjectIdentifier(Data.self) is a
-        // KeySlot<Data>, created by `slot(for:_:)` below and never replaced by another type.
-        return unsafeDowncast(object, to: KeySlot<Data>.self)
-    }
-
-    private func slot<Data: Sendable>(for key: Key, _: Data.Type) -> KeySlot<Data> {
-        if let slot = existingSlot(for: key, Data.self) { return slot }
-        let slot = KeySlot<Data>(firstID: releasedIDs &+ 1)
-        slots[SlotKey(key: key, dataType: ObjectIdentifier(Data.self))] = slot
-        return slot
+    func existingSlot<Data: Sendable>(for key: Key, _: Data.Type) -> KeySlot? {
+        slots[SlotKey(key: key, dataType: ObjectIdentifier(Data.self))]
     }
 
     /// Releases the key if idle; keeps it, within the retention limit, if only its error is left.
-    private func releaseIfIdle<Data: Sendable>(_ key: Key, _: Data.Type) {
-        let slotKey = SlotKey(key: key, dataType: ObjectIdentifier(Data.self))
-        guard let object = slots[slotKey] else { return }
-        // Safe for the same reason as in `existingSlot(for:_:)`.
-        let machine = unsafeDowncast(object, to: KeySlot<Data>.self).machine
-        if machine.isIdle {
+    private func releaseIfIdle(_ slotKey: SlotKey, _ slot: KeySlot) {
+        if slot.machine.isIdle {
             release(slotKey)
             idleErrors.remove(slotKey)
-        } else if machine.isIdleExceptForError {
+        } else if slot.machine.isIdleExceptForError {
             // Every key the retention forgets is idle but for its error, so dropping it loses no caller.
             for forgotten in idleErrors.retain(slotKey) { release(forgotten) }
         } else {
@@ -100,98 +90,141 @@ public actor FlowableDataStateManager<Key: Hashable & Sendable> {
         releasedIDs = max(releasedIDs, slot.highestIssuedID)
     }
 
-    /// Applies `transition` to the key's machine and returns the effects, releasing the key if idle.
-    func apply<Data: Sendable, Result>(
-        _ key: Key, _: Data.Type,
-        _ transition: (inout KeySlot<Data>.Machine) -> (Result, KeySlot<Data>.Machine.Action)
-    ) -> (Result, KeyEffects<Data>) {
-        let slot = slot(for: key, Data.self)
-        let (result, action) = transition(&slot.machine)
+    /// Applies `transition` to the machine of `key` for data type `dataType` (creating the slot unless
+    /// `onlyIfTracked`), releases the key if idle, and returns the effects.
+    ///
+    /// - Returns: The effects, or `nil` when `onlyIfTracked` and the key is not tracked.
+    func apply<Data: Sendable>(
+        _ key: Key, _ dataType: Data.Type, onlyIfTracked: Bool = false,
+        _ transition: (inout KeySlot.Machine) -> KeySlot.Machine.Action
+    ) -> KeyEffects? {
+        let slotKey = SlotKey(key: key, dataType: ObjectIdentifier(Data.self))
+        let slot: KeySlot
+        if let existing = slots[slotKey] {
+            slot = existing
+        } else {
+            if onlyIfTracked { return nil }
+            slot = KeySlot(firstID: releasedIDs &+ 1)
+            slots[slotKey] = slot
+        }
+        let action = transition(&slot.machine)
         let effects = slot.effects(for: action)
-        releaseIfIdle(key, Data.self)
-        return (result, effects)
+        releaseIfIdle(slotKey, slot)
+        return effects
+    }
+
+    /// ``apply(_:_:onlyIfTracked:_:)`` for a key that may have been released: does nothing for an
+    /// untracked key.
+    func applyIfTracked<Data: Sendable>(
+        _ key: Key, _ dataType: Data.Type, _ transition: (inout KeySlot.Machine) -> KeySlot.Machine.Action
+    ) -> KeyEffects {
+        apply(key, dataType, onlyIfTracked: true, transition) ?? .none
+    }
+
+    /// ``apply(_:_:onlyIfTracked:_:)`` for an event that creates the key's slot when needed.
+    func applyCreating<Data: Sendable>(
+        _ key: Key, _ dataType: Data.Type, _ transition: (inout KeySlot.Machine) -> KeySlot.Machine.Action
+    ) -> KeyEffects {
+        // Never nil: without `onlyIfTracked` the slot is created.
+        apply(key, dataType, transition) ?? .none
     }
 
     // MARK: Events (called by stores)
 
     /// Attaches a `publish()` stream unless it already terminated.
-    func subscribe<Data: Sendable>(_ key: Key, _ subscriber: Subscription<Data>)
-        -> (registered: (id: UInt64, version: UInt64)?, effects: KeyEffects<Data>)
+    func subscribe<Data: Sendable>(_ key: Key, _: Data.Type, _ subscriber: Subscription)
+        -> (registered: (id: UInt64, version: UInt64)?, effects: KeyEffects)
     {
-        apply(key, Data.self) { machine in
+        var registered: (id: UInt64, version: UInt64)?
+        let effects = applyCreating(key, Data.self) { machine in
             let (id, version) = machine.subscribe(subscriber)
             guard subscriber.activate(id) else {
                 // The stream ended before it was registered: remove it before anything reaches it.
-                return (nil, machine.unsubscribe(id))
+                return machine.unsubscribe(id)
             }
-            return ((id, version), .none)
+            registered = (id, version)
+            return .none
         }
+        return (registered, effects)
     }
 
     func initialRead<Data: Sendable>(
         _ key: Key, subscriber id: UInt64, version: UInt64, cached: Data?, isValid: Bool, forceRefresh: Bool
-    ) -> KeyEffects<Data> {
-        apply(key, Data.self) { machine in
-            (
-                (),
-                machine.initialRead(
-                    subscriber: id, version: version, cached: cached, isValid: isValid, forceRefresh: forceRefresh)
-            )
-        }.1
+    ) -> KeyEffects {
+        let cached: ErasedData? = cached
+        return applyCreating(key, Data.self) { machine in
+            machine.initialRead(
+                subscriber: id, version: version, cached: cached, isValid: isValid, forceRefresh: forceRefresh)
+        }
     }
 
-    func unsubscribe<Data: Sendable>(_ key: Key, _: Data.Type, subscriber id: UInt64) -> KeyEffects<Data> {
-        guard existingSlot(for: key, Data.self) != nil else { return .none }
-        return apply(key, Data.self) { machine in ((), machine.unsubscribe(id)) }.1
+    func unsubscribe<Data: Sendable>(_ key: Key, _: Data.Type, subscriber id: UInt64) -> KeyEffects {
+        applyIfTracked(key, Data.self) { machine in machine.unsubscribe(id) }
     }
 
-    func join<Data: Sendable>(_ key: Key, _ waiter: OneShot<Data>) -> (id: UInt64, effects: KeyEffects<Data>) {
-        apply(key, Data.self) { machine in machine.join(waiter) }
+    func join<Data: Sendable>(_ key: Key, _: Data.Type, _ waiter: OneShot<ErasedData>)
+        -> (id: UInt64, effects: KeyEffects)
+    {
+        var id: UInt64 = 0
+        let effects = applyCreating(key, Data.self) { machine in
+            let (joined, action) = machine.join(waiter)
+            id = joined
+            return action
+        }
+        return (id, effects)
     }
 
-    func leave<Data: Sendable>(_ key: Key, _: Data.Type, waiter id: UInt64) -> KeyEffects<Data> {
-        guard existingSlot(for: key, Data.self) != nil else { return .none }
-        return apply(key, Data.self) { machine in ((), machine.leave(id)) }.1
+    func leave<Data: Sendable>(_ key: Key, _: Data.Type, waiter id: UInt64) -> KeyEffects {
+        applyIfTracked(key, Data.self) { machine in machine.leave(id) }
     }
 
     func flightReturned<Data: Sendable>(
         _ key: Key, _: Data.Type, flight id: UInt64, writer: OneShot<Bool>
-    ) -> (decision: KeySlot<Data>.Machine.FetchReturnDecision, effects: KeyEffects<Data>) {
-        guard existingSlot(for: key, Data.self) != nil else { return (.discard, .none) }
-        return apply(key, Data.self) { machine in machine.flightReturned(id, writer: writer) }
+    ) -> (decision: KeySlot.Machine.FetchReturnDecision, effects: KeyEffects) {
+        var decision = KeySlot.Machine.FetchReturnDecision.discard
+        let effects = applyIfTracked(key, Data.self) { machine in
+            let (decided, action) = machine.flightReturned(id, writer: writer)
+            decision = decided
+            return action
+        }
+        return (decision, effects)
     }
 
     func flightFailed<Data: Sendable>(_ key: Key, _: Data.Type, flight id: UInt64, error: any Error)
-        -> KeyEffects<Data>
+        -> KeyEffects
     {
-        guard existingSlot(for: key, Data.self) != nil else { return .none }
-        return apply(key, Data.self) { machine in ((), machine.flightFailed(id, error: error)) }.1
+        applyIfTracked(key, Data.self) { machine in machine.flightFailed(id, error: error) }
     }
 
-    func flightSaved<Data: Sendable>(_ key: Key, flight id: UInt64, data: Data) -> KeyEffects<Data> {
-        apply(key, Data.self) { machine in ((), machine.flightSaved(id, data: data)) }.1
+    func flightSaved<Data: Sendable>(_ key: Key, flight id: UInt64, data: Data) -> KeyEffects {
+        let data: ErasedData = data
+        return applyCreating(key, Data.self) { machine in machine.flightSaved(id, data: data) }
     }
 
     func flightSaveFailed<Data: Sendable>(_ key: Key, _: Data.Type, flight id: UInt64, error: any Error)
-        -> KeyEffects<Data>
+        -> KeyEffects
     {
-        apply(key, Data.self) { machine in ((), machine.flightSaveFailed(id, error: error)) }.1
+        applyCreating(key, Data.self) { machine in machine.flightSaveFailed(id, error: error) }
     }
 
     func beginUpdate<Data: Sendable>(_ key: Key, _ writer: OneShot<Bool>, _: Data.Type)
-        -> (id: UInt64, mayWriteNow: Bool, effects: KeyEffects<Data>)
+        -> (id: UInt64, mayWriteNow: Bool, effects: KeyEffects)
     {
-        let ((id, mayWriteNow), effects) = apply(key, Data.self) { machine in
-            let (id, mayWriteNow, action) = machine.beginUpdate(writer)
-            return ((id, mayWriteNow), action)
+        var id: UInt64 = 0
+        var mayWriteNow = false
+        let effects = applyCreating(key, Data.self) { machine in
+            let (began, mayWrite, action) = machine.beginUpdate(writer)
+            (id, mayWriteNow) = (began, mayWrite)
+            return action
         }
         return (id, mayWriteNow, effects)
     }
 
     func finishUpdate<Data: Sendable>(_ key: Key, update id: UInt64, newData: Data?, error: (any Error)?)
-        -> KeyEffects<Data>
+        -> KeyEffects
     {
-        apply(key, Data.self) { machine in ((), machine.finishUpdate(id, newData: newData, error: error)) }.1
+        let newData: ErasedData? = newData
+        return applyCreating(key, Data.self) { machine in machine.finishUpdate(id, newData: newData, error: error) }
     }
 
     /// The number of writers queued behind the one writing the cache for `key`, for race tests.

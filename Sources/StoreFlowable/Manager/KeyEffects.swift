@@ -3,9 +3,9 @@
 /// Running effects never blocks: yielding to a stream, resolving a one-shot box and starting a task
 /// only schedule work. Cancelling a flight runs the user's cancellation handlers on the calling task,
 /// which is why it happens here and not inside the actor.
-struct KeyEffects<Data: Sendable>: Sendable {
+struct KeyEffects: Sendable {
     /// The machine's action: states to emit, waiters to resolve, writers to grant or reject.
-    var action: KeySlot<Data>.Machine.Action
+    var action: KeySlot.Machine.Action
     /// A flight to start, with its handle.
     var flightToStart: (id: UInt64, handle: FlightHandle)?
     /// The handle of a flight to cancel.
@@ -22,7 +22,7 @@ struct KeyEffects<Data: Sendable>: Sendable {
     static var none: KeyEffects { KeyEffects(action: .none) }
 
     /// Creates effects that run `action` and start or cancel no flight.
-    init(action: KeySlot<Data>.Machine.Action) {
+    init(action: KeySlot.Machine.Action) {
         self.action = action
     }
 
@@ -33,7 +33,7 @@ struct KeyEffects<Data: Sendable>: Sendable {
     /// overtaken by this one; and each subscription drops an emission older than one it already delivered.
     ///
     /// - Parameter runner: The store whose fetch pipeline a new flight runs.
-    func run<Runner: FlightRunner>(for runner: Runner) where Runner.Data == Data {
+    func run(for runner: some FlightRunner) {
         flightToCancel?.cancel()
         for handle in pagesToCancel { handle.cancel() }
         if let (state, recipients) = action.emission {
@@ -70,9 +70,7 @@ struct KeyEffects<Data: Sendable>: Sendable {
 }
 
 /// Something that can run the fetch pipeline of a flight: the store of a key.
-protocol FlightRunner<Data>: Sendable {
-    /// The type of the data the flight fetches.
-    associatedtype Data: Sendable
+protocol FlightRunner: Sendable {
     /// Fetches from the origin, writes the cache and reports each step to the state manager.
     func runFlight(_ id: UInt64) async
     /// Fetches the page in `direction`, merges it into the cache and reports each step to the state

@@ -1,11 +1,12 @@
 /// The state a ``FlowableDataStateManager`` keeps for one key and one data type: the pure state
 /// machine plus the handle of the flight it is running.
 ///
-/// Only the manager's actor touches a slot, so it needs no lock of its own.
-final class KeySlot<Data: Sendable>: ReleasableSlot {
+/// Only the manager's actor touches a slot, so it needs no lock of its own. The slot is the same type
+/// for every data type (see ``ErasedData``), so the machine it runs is compiled for concrete types.
+final class KeySlot {
     /// The state machine, instantiated with the concrete things the store waits on.
     typealias Machine = KeyStateMachine<
-        Data, OneShot<Data>, Subscription<Data>, OneShot<Bool>, OneShot<Void>
+        ErasedData, OneShot<ErasedData>, Subscription, OneShot<Bool>, OneShot<Void>
     >
 
     /// The per-key state machine.
@@ -28,8 +29,8 @@ final class KeySlot<Data: Sendable>: ReleasableSlot {
     /// Turns the machine's action into effects, creating or taking the flight handle it needs.
     ///
     /// No user code runs here: creating a handle allocates, and the task starts only when the effects run.
-    func effects(for action: Machine.Action) -> KeyEffects<Data> {
-        var effects = KeyEffects<Data>(action: action)
+    func effects(for action: Machine.Action) -> KeyEffects {
+        var effects = KeyEffects(action: action)
         if action.emission != nil {
             lastEmission &+= 1
             effects.emissionSequence = lastEmission
@@ -64,10 +65,4 @@ final class KeySlot<Data: Sendable>: ReleasableSlot {
 extension KeySlot {
     /// The highest id or version the slot's machine handed out.
     var highestIssuedID: UInt64 { max(machine.lastID, machine.version) }
-}
-
-/// What the manager needs of a slot of any data type when it releases it.
-protocol ReleasableSlot: AnyObject {
-    /// The highest id or version the slot handed out; the key's next slot starts above it.
-    var highestIssuedID: UInt64 { get }
 }

@@ -12,17 +12,14 @@
 /// one it delivered, so a stream always ends on the latest state. The check and the `yield` happen under
 /// one lock; yielding runs no user code (a paged store's presentation only reshapes the state).
 ///
-/// Both live in one object with one mutex: a subscription costs two allocations besides its stream.
-final class Subscription<Data: Sendable>: @unchecked Sendable {
+/// Both live in one object with one mutex. The state manager hands states over with their data
+/// erased (see ``ErasedData``); each subclass, made where the store's `Data` type is known, turns them
+/// back into its stream's states in ``yield(_:)``. (Subclasses rather than a stored closure: one
+/// allocation fewer per subscription.)
+class Subscription: @unchecked Sendable {
     // Safety of `@unchecked Sendable`: `phase` and `lastDelivered` are only read or written inside
-    // `mutex.withLock`, which holds the mutex for the whole access; `sink` is immutable and Sendable.
-    private enum Sink: Sendable {
-        /// The stream's own continuation, for a stream of the key's states as they are.
-        case direct(AsyncStream<LoadingState<Data>>.Continuation)
-        /// Yields each state as the stream shows it.
-        case presenting(@Sendable (LoadingState<Data>) -> Void)
-    }
-
+    // `mutex.withLock`, which holds the mutex for the whole access. Subclasses add only immutable
+    // Sendable properties.
     private enum Phase {
         /// Not registered yet, and not terminated.
         case pending
@@ -32,27 +29,19 @@ final class Subscription<Data: Sendable>: @unchecked Sendable {
         case terminated
     }
 
-    private let sink: Sink
     private let mutex = PthreadMutex()
     private var phase = Phase.pending
     private var lastDelivered: UInt64 = 0
 
-    /// Wraps the continuation of a `publish()` stream that yields the key's states as they are.
-    init(_ continuation: AsyncStream<LoadingState<Data>>.Continuation) {
-        sink = .direct(continuation)
-    }
+    /// Creates a subscription that is not registered yet.
+    init() {}
 
-    /// Wraps the continuation of a `publish()` stream that yields each state as `present` shows it.
+    /// Hands `state` to the stream; called under the lock, at most once per emission.
     ///
-    /// - Parameters:
-    ///   - continuation: The stream's continuation.
-    ///   - present: Turns a state of the key into the state the stream shows; runs under the lock, so it
-    ///     must be quick and must not block.
-    init<Shown: Sendable>(
-        _ continuation: AsyncStream<LoadingState<Shown>>.Continuation,
-        presenting present: @escaping @Sendable (LoadingState<Data>) -> LoadingState<Shown>
-    ) {
-        sink = .presenting { state in continuation.yield(present(state)) }
+    /// - Parameter state: The state, with its data erased.
+    func yield(_ state: LoadingState<ErasedData>) {
+        // Unreachable: the library only creates the two subclasses below, and both override this.
+        preconditionFailure("Subscription.yield(_:) must be overridden")
     }
 
     /// Records that the stream is registered under `id`.
@@ -83,14 +72,54 @@ final class Subscription<Data: Sendable>: @unchecked Sendable {
     /// - Parameters:
     ///   - state: The state to yield.
     ///   - sequence: The emission's place in the key's order of emissions.
-    func deliver(_ state: LoadingState<Data>, sequence: UInt64) {
+    func deliver(_ state: LoadingState<ErasedData>, sequence: UInt64) {
         mutex.withLock {
             guard sequence > lastDelivered else { return }
             lastDelivered = sequence
-            switch sink {
-            case .direct(let continuation): continuation.yield(state)
-            case .presenting(let yield): yield(state)
-            }
+            yield(state)
         }
+    }
+}
+
+/// The subscription of a `publish()` stream that yields the key's states as they are.
+final class DirectSubscription<Data: Sendable>: Subscription, @unchecked Sendable {
+    // Safety of `@unchecked Sendable`: the base class's guarded state is safe as stated there; the only
+    // property added here is immutable and Sendable.
+    private let continuation: AsyncStream<LoadingState<Data>>.Continuation
+
+    /// Wraps the continuation of the stream.
+    init(_ continuation: AsyncStream<LoadingState<Data>>.Continuation) {
+        self.continuation = continuation
+    }
+
+    override func yield(_ state: LoadingState<ErasedData>) {
+        continuation.yield(state.mapContent { content in unerased(content, as: Data.self) })
+    }
+}
+
+/// The subscription of a `publish()` stream that yields each state of the key as a presentation shows
+/// it (a paged store shows its cached record's data and cursors this way).
+final class PresentingSubscription<Data: Sendable, Shown: Sendable>: Subscription, @unchecked Sendable {
+    // Safety of `@unchecked Sendable`: the base class's guarded state is safe as stated there; the
+    // properties added here are immutable and Sendable.
+    private let continuation: AsyncStream<LoadingState<Shown>>.Continuation
+    private let present: @Sendable (LoadingState<Data>) -> LoadingState<Shown>
+
+    /// Wraps the continuation of the stream.
+    ///
+    /// - Parameters:
+    ///   - continuation: The stream's continuation.
+    ///   - present: Turns a state of the key into the state the stream shows; runs under the lock, so it
+    ///     must be quick and must not block.
+    init(
+        _ continuation: AsyncStream<LoadingState<Shown>>.Continuation,
+        presenting present: @escaping @Sendable (LoadingState<Data>) -> LoadingState<Shown>
+    ) {
+        self.continuation = continuation
+        self.present = present
+    }
+
+    override func yield(_ state: LoadingState<ErasedData>) {
+        continuation.yield(present(state.mapContent { content in unerased(content, as: Data.self) }))
     }
 }

@@ -61,7 +61,7 @@ extension CallbackStore {
         let (decision, drained) = await manager.pageReturned(key, Data.self, direction, flight: id, writer: writer)
         drained.run(for: self)
         guard await mayWrite(decision, writer: writer) else { return }
-        let effects: KeyEffects<Data>
+        let effects: KeyEffects
         do {
             // The write turn is held: nothing else writes the cache now, so the page is merged into
             // exactly what it holds (which includes a page the other direction wrote meanwhile).

@@ -85,11 +85,11 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
     @usableFromInline
     func awaitFetch() async throws -> Data {
         try Task.checkCancellation()
-        let waiter = OneShot<Data>()
-        let (id, effects) = await manager.join(key, waiter)
+        let waiter = OneShot<ErasedData>()
+        let (id, effects) = await manager.join(key, Data.self, waiter)
         effects.run(for: self)
         do {
-            return try await waiter.value(cancellable: true)
+            return unerased(try await waiter.value(cancellable: true), as: Data.self)
         } catch is CancellationError where Task.isCancelled {
             // This caller gave up: take it off the list so the fetch is cancelled if nobody else waits.
             await manager.leave(key, Data.self, waiter: id).run(for: self)
@@ -103,7 +103,7 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
     func publish(forceRefresh: Bool) -> AsyncStream<LoadingState<Data>> {
         let (stream, continuation) = AsyncStream.makeStream(
             of: LoadingState<Data>.self, bufferingPolicy: .bufferingNewest(1))
-        subscribe(Subscription(continuation), ending: continuation, forceRefresh: forceRefresh)
+        subscribe(DirectSubscription(continuation), ending: continuation, forceRefresh: forceRefresh)
         return stream
     }
 
@@ -119,14 +119,14 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
     ) -> AsyncStream<LoadingState<Shown>> {
         let (stream, continuation) = AsyncStream.makeStream(
             of: LoadingState<Shown>.self, bufferingPolicy: .bufferingNewest(1))
-        subscribe(Subscription(continuation, presenting: present), ending: continuation, forceRefresh: forceRefresh)
+        subscribe(PresentingSubscription(continuation, presenting: present), ending: continuation, forceRefresh: forceRefresh)
         return stream
     }
 
     /// Registers `subscription`, sends its first state from its own cache read, and unregisters it when
     /// the stream of `continuation` ends.
     private func subscribe<Shown: Sendable>(
-        _ subscription: Subscription<Data>, ending continuation: AsyncStream<LoadingState<Shown>>.Continuation,
+        _ subscription: Subscription, ending continuation: AsyncStream<LoadingState<Shown>>.Continuation,
         forceRefresh: Bool
     ) {
         let store = self
@@ -135,7 +135,7 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
             Task { await store.manager.unsubscribe(store.key, Data.self, subscriber: id).run(for: store) }
         }
         Task {
-            let (registered, effects) = await manager.subscribe(key, subscription)
+            let (registered, effects) = await manager.subscribe(key, Data.self, subscription)
             effects.run(for: self)
             guard let (id, version) = registered else { return }
             let (cached, isValid) = await readCache()
@@ -201,7 +201,7 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
     /// write turn is granted, or never (the flight was superseded, or its turn rejected).
     ///
     /// The wait ignores cancellation: a flight that queued for the turn always learns its outcome.
-    func mayWrite(_ decision: KeySlot<Data>.Machine.FetchReturnDecision, writer: OneShot<Bool>) async -> Bool {
+    func mayWrite(_ decision: KeySlot.Machine.FetchReturnDecision, writer: OneShot<Bool>) async -> Bool {
         switch decision {
         case .discard: false
         case .write: true
@@ -224,7 +224,7 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
         let (decision, drained) = await manager.flightReturned(key, Data.self, flight: id, writer: writer)
         drained.run(for: self)
         guard await mayWrite(decision, writer: writer) else { return }
-        let effects: KeyEffects<Data>
+        let effects: KeyEffects
         do {
             try await callback.saveDataToCache(newData: data)
             effects = await manager.flightSaved(key, flight: id, data: data)

@@ -5,7 +5,6 @@ import Testing
 
 /// A flight runner that runs nothing, for driving the manager's events by hand.
 private struct IdleRunner: FlightRunner {
-    typealias Data = String
     func runFlight(_ id: UInt64) async {}
     func runPageFlight(_ direction: PageDirection, _ id: UInt64) async {}
 }
@@ -16,8 +15,8 @@ private struct IdleRunner: FlightRunner {
 struct FlowableDataStateManagerTests {
     @Test func aLateLeaveForAReleasedStateCannotRemoveANewWaiter() async throws {
         let manager = FlowableDataStateManager<String>()
-        let first = OneShot<String>()
-        let (firstID, joined) = await manager.join("key", first)
+        let first = OneShot<ErasedData>()
+        let (firstID, joined) = await manager.join("key", String.self, first)
         let flight = try #require(joined.flightToStart?.id)
         let (decision, _) = await manager.flightReturned(
             "key", String.self, flight: flight, writer: OneShot<Bool>())
@@ -25,8 +24,8 @@ struct FlowableDataStateManagerTests {
         await manager.flightSaved("key", flight: flight, data: "value").run(for: IdleRunner())
         #expect(await manager.trackedKeyCount == 0)  // released: the next join creates a new state
 
-        let second = OneShot<String>()
-        let (secondID, _) = await manager.join("key", second)
+        let second = OneShot<ErasedData>()
+        let (secondID, _) = await manager.join("key", String.self, second)
         #expect(secondID != firstID)
         // The first caller's `leave` arrives late, after its waiter was resolved and the state released.
         _ = await manager.leave("key", String.self, waiter: firstID)
@@ -39,14 +38,14 @@ struct FlowableDataStateManagerTests {
         let (oldStream, oldContinuation) = AsyncStream.makeStream(of: LoadingState<String>.self)
         _ = oldStream
         let (old, _) = await manager.subscribe(
-            "key", Subscription(oldContinuation))
+            "key", String.self, DirectSubscription(oldContinuation))
         let (oldID, oldVersion) = try #require(old)
         _ = await manager.unsubscribe("key", String.self, subscriber: oldID)
         #expect(await manager.trackedKeyCount == 0)
 
         let (newStream, newContinuation) = AsyncStream.makeStream(of: LoadingState<String>.self)
         let (new, _) = await manager.subscribe(
-            "key", Subscription(newContinuation))
+            "key", String.self, DirectSubscription(newContinuation))
         let (newID, _) = try #require(new)
         #expect(newID != oldID)
         let late = await manager.initialRead(
@@ -63,7 +62,7 @@ struct FlowableDataStateManagerTests {
         let (stream, continuation) = AsyncStream.makeStream(of: LoadingState<String>.self)
         let recorder = StateRecorder(stream)
         let (registered, _) = await manager.subscribe(
-            "key", Subscription(continuation))
+            "key", String.self, DirectSubscription(continuation))
         let (id, version) = try #require(registered)
         await manager.initialRead(
             "key", subscriber: id, version: version, cached: "v0", isValid: true, forceRefresh: false
@@ -86,11 +85,11 @@ struct FlowableDataStateManagerTests {
 
     @Test func subscriptionsDeliverOnlyNewerSequences() async {
         let (stream, continuation) = AsyncStream.makeStream(of: LoadingState<Int>.self)
-        let subscription = Subscription(continuation)
-        subscription.deliver(.completed(2), sequence: 2)
-        subscription.deliver(.completed(1), sequence: 1)
-        subscription.deliver(.completed(2), sequence: 2)
-        subscription.deliver(.completed(3), sequence: 3)
+        let subscription = DirectSubscription(continuation)
+        subscription.deliver(.completed(2 as ErasedData), sequence: 2)
+        subscription.deliver(.completed(1 as ErasedData), sequence: 1)
+        subscription.deliver(.completed(2 as ErasedData), sequence: 2)
+        subscription.deliver(.completed(3 as ErasedData), sequence: 3)
         continuation.finish()
         var received: [Int?] = []
         for await state in stream { received.append(state.content) }

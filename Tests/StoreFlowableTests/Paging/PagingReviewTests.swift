@@ -35,7 +35,7 @@ extension FlowableDataStateManager {
         return ReviewProbe(
             hasFlight: machine.flight != nil,
             isDraining: machine.draining != nil,
-            content: machine.content,
+            content: machine.content.map { unerased($0, as: Data.self) },
             version: machine.version,
             lastID: machine.lastID,
             hasWriteOwner: machine.writeOwner != nil,
@@ -50,7 +50,7 @@ extension FlowableDataStateManager {
             nextFlight: machine.nextPage.flight?.phase,
             prevFlight: machine.prevPage.flight?.phase,
             nextDraining: machine.nextPage.draining != nil,
-            currentState: machine.currentState,
+            currentState: machine.currentState?.mapContent { unerased($0, as: Data.self) },
             subscribers: machine.subscribers.count,
             pendingSubscribers: machine.pendingSubscribers.count)
     }
@@ -76,7 +76,7 @@ struct ReviewManualStream: Sendable {
     static func attach(_ fixture: PagingFixture, runner: Runner) async throws -> ReviewManualStream {
         let (stream, continuation) = AsyncStream.makeStream(of: LoadingState<ReviewRecord>.self)
         let (registered, effects) = await fixture.manager.subscribe(
-            "list", Subscription(continuation))
+            "list", ReviewRecord.self, DirectSubscription(continuation))
         effects.run(for: runner)
         let (id, version) = try #require(registered)
         return ReviewManualStream(stream: stream, continuation: continuation, id: id, version: version)
