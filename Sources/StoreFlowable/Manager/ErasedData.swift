@@ -19,5 +19,8 @@ func unerased<Data: Sendable>(_ value: ErasedData, as dataType: Data.Type = Data
     // `ObjectIdentifier(Data.self)`), and every value a store hands to its slot (a cache read, a fetched
     // or saved value, an update, a merged page) is of the store's `Data` type. So every value that comes
     // back out of a slot, in a state or a waiter's outcome, is a `Data`; the cast cannot fail.
-    value as! Data
+    guard let data = value as? Data else {
+        preconditionFailure("a key's slot held a \(type(of: value)), not the store's \(Data.self)")
+    }
+    return data
 }

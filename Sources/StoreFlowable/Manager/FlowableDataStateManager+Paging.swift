@@ -5,7 +5,8 @@ extension FlowableDataStateManager {
     ) -> (id: UInt64?, effects: KeyEffects) {
         var id: UInt64?
         let effects = applyCreating(key, Data.self) { machine in
-            let (requested, action) = machine.requestPage(direction, waiter: waiter, continueWhenError: continueWhenError)
+            let (requested, action) = machine.requestPage(
+                direction, waiter: waiter, continueWhenError: continueWhenError)
             id = requested
             return action
         }

@@ -119,7 +119,9 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
     ) -> AsyncStream<LoadingState<Shown>> {
         let (stream, continuation) = AsyncStream.makeStream(
             of: LoadingState<Shown>.self, bufferingPolicy: .bufferingNewest(1))
-        subscribe(PresentingSubscription(continuation, presenting: present), ending: continuation, forceRefresh: forceRefresh)
+        subscribe(
+            PresentingSubscription(continuation, presenting: present), ending: continuation,
+            forceRefresh: forceRefresh)
         return stream
     }
 
