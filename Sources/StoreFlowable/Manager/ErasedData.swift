@@ -24,3 +24,27 @@ func unerased<Data: Sendable>(_ value: ErasedData, as dataType: Data.Type = Data
     }
     return data
 }
+
+extension LoadingState where Content == ErasedData {
+    /// The state with its content taken back out as the store's data type (see ``unerased(_:as:)``).
+    ///
+    /// Written out rather than through `mapContent`: it runs once per subscriber and emission, in code
+    /// that is not specialised for `Data`, where every closure and generic call costs.
+    ///
+    /// - Parameter dataType: The store's `Data` type.
+    /// - Returns: The same state, of the store's type.
+    func typed<Data: Sendable>(as dataType: Data.Type) -> LoadingState<Data> {
+        switch self {
+        case .completed(let content, let next, let prev):
+            .completed(content: unerased(content, as: Data.self), next: next, prev: prev)
+        case .loading(let content?):
+            .loading(content: unerased(content, as: Data.self))
+        case .loading(nil):
+            .loading(content: nil)
+        case .error(let content?, let rawError):
+            .error(content: unerased(content, as: Data.self), rawError: rawError)
+        case .error(nil, let rawError):
+            .error(content: nil, rawError: rawError)
+        }
+    }
+}

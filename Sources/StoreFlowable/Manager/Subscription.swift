@@ -93,7 +93,7 @@ final class DirectSubscription<Data: Sendable>: Subscription, @unchecked Sendabl
     }
 
     override func yield(_ state: LoadingState<ErasedData>) {
-        continuation.yield(state.mapContent { content in unerased(content, as: Data.self) })
+        continuation.yield(state.typed(as: Data.self))
     }
 }
 
@@ -120,6 +120,6 @@ final class PresentingSubscription<Data: Sendable, Shown: Sendable>: Subscriptio
     }
 
     override func yield(_ state: LoadingState<ErasedData>) {
-        continuation.yield(present(state.mapContent { content in unerased(content, as: Data.self) }))
+        continuation.yield(present(state.typed(as: Data.self)))
     }
 }
