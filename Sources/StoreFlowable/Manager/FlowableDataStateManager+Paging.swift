@@ -4,7 +4,7 @@ extension FlowableDataStateManager {
         _ key: Key, _: Data.Type, _ direction: PageDirection, waiter: OneShot<Void>, continueWhenError: Bool
     ) -> (id: UInt64?, effects: KeyEffects) {
         var id: UInt64?
-        let effects = applyCreating(key, Data.self) { machine in
+        let effects = apply(key, Data.self) { machine in
             let (requested, action) = machine.requestPage(
                 direction, waiter: waiter, continueWhenError: continueWhenError)
             id = requested
@@ -16,14 +16,14 @@ extension FlowableDataStateManager {
     func leavePage<Data: Sendable>(_ key: Key, _: Data.Type, _ direction: PageDirection, waiter id: UInt64)
         -> KeyEffects
     {
-        applyIfTracked(key, Data.self) { machine in machine.leavePage(direction, waiter: id) }
+        apply(key, Data.self, creating: false) { machine in machine.leavePage(direction, waiter: id) }
     }
 
     func pageReturned<Data: Sendable>(
         _ key: Key, _: Data.Type, _ direction: PageDirection, flight id: UInt64, writer: OneShot<Bool>
     ) -> (decision: KeySlot.Machine.FetchReturnDecision, effects: KeyEffects) {
         var decision = KeySlot.Machine.FetchReturnDecision.discard
-        let effects = applyIfTracked(key, Data.self) { machine in
+        let effects = apply(key, Data.self, creating: false) { machine in
             let (decided, action) = machine.pageReturned(direction, id, writer: writer)
             decision = decided
             return action
@@ -34,20 +34,20 @@ extension FlowableDataStateManager {
     func pageFailed<Data: Sendable>(
         _ key: Key, _: Data.Type, _ direction: PageDirection, flight id: UInt64, error: (any Error)?
     ) -> KeyEffects {
-        applyIfTracked(key, Data.self) { machine in machine.pageFailed(direction, id, error: error) }
+        apply(key, Data.self, creating: false) { machine in machine.pageFailed(direction, id, error: error) }
     }
 
     func pageSaved<Data: Sendable>(_ key: Key, _ direction: PageDirection, flight id: UInt64, data: Data)
         -> KeyEffects
     {
         let data: ErasedData = data
-        return applyCreating(key, Data.self) { machine in machine.pageSaved(direction, id, data: data) }
+        return apply(key, Data.self) { machine in machine.pageSaved(direction, id, data: data) }
     }
 
     func pageSaveFailed<Data: Sendable>(
         _ key: Key, _: Data.Type, _ direction: PageDirection, flight id: UInt64, error: any Error
     ) -> KeyEffects {
-        applyCreating(key, Data.self) { machine in machine.pageSaveFailed(direction, id, error: error) }
+        apply(key, Data.self) { machine in machine.pageSaveFailed(direction, id, error: error) }
     }
 }
 

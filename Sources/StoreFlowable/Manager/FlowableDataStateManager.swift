@@ -90,20 +90,23 @@ public actor FlowableDataStateManager<Key: Hashable & Sendable> {
         releasedIDs = max(releasedIDs, slot.highestIssuedID)
     }
 
-    /// Applies `transition` to the machine of `key` for data type `dataType` (creating the slot unless
-    /// `onlyIfTracked`), releases the key if idle, and returns the effects.
+    /// Applies `transition` to the machine of `key` for data type `dataType`, releases the key if idle,
+    /// and returns the effects.
     ///
-    /// - Returns: The effects, or `nil` when `onlyIfTracked` and the key is not tracked.
+    /// - Parameters:
+    ///   - creating: Whether an untracked key gets a new slot. When `false` (events that can arrive
+    ///     late, after the key was released), an untracked key is left alone and the effects are empty.
+    /// - Returns: The effects to run outside the actor.
     func apply<Data: Sendable>(
-        _ key: Key, _ dataType: Data.Type, onlyIfTracked: Bool = false,
+        _ key: Key, _ dataType: Data.Type, creating: Bool = true,
         _ transition: (inout KeySlot.Machine) -> KeySlot.Machine.Action
-    ) -> KeyEffects? {
+    ) -> KeyEffects {
         let slotKey = SlotKey(key: key, dataType: ObjectIdentifier(Data.self))
         let slot: KeySlot
         if let existing = slots[slotKey] {
             slot = existing
         } else {
-            if onlyIfTracked { return nil }
+            guard creating else { return .none }
             slot = KeySlot(firstID: releasedIDs &+ 1)
             slots[slotKey] = slot
         }
@@ -113,22 +116,6 @@ public actor FlowableDataStateManager<Key: Hashable & Sendable> {
         return effects
     }
 
-    /// ``apply(_:_:onlyIfTracked:_:)`` for a key that may have been released: does nothing for an
-    /// untracked key.
-    func applyIfTracked<Data: Sendable>(
-        _ key: Key, _ dataType: Data.Type, _ transition: (inout KeySlot.Machine) -> KeySlot.Machine.Action
-    ) -> KeyEffects {
-        apply(key, dataType, onlyIfTracked: true, transition) ?? .none
-    }
-
-    /// ``apply(_:_:onlyIfTracked:_:)`` for an event that creates the key's slot when needed.
-    func applyCreating<Data: Sendable>(
-        _ key: Key, _ dataType: Data.Type, _ transition: (inout KeySlot.Machine) -> KeySlot.Machine.Action
-    ) -> KeyEffects {
-        // Never nil: without `onlyIfTracked` the slot is created.
-        apply(key, dataType, transition) ?? .none
-    }
-
     // MARK: Events (called by stores)
 
     /// Attaches a `publish()` stream unless it already terminated.
@@ -136,7 +123,7 @@ public actor FlowableDataStateManager<Key: Hashable & Sendable> {
         -> (registered: (id: UInt64, version: UInt64)?, effects: KeyEffects)
     {
         var registered: (id: UInt64, version: UInt64)?
-        let effects = applyCreating(key, Data.self) { machine in
+        let effects = apply(key, Data.self) { machine in
             let (id, version) = machine.subscribe(subscriber)
             guard subscriber.activate(id) else {
                 // The stream ended before it was registered: remove it before anything reaches it.
@@ -152,21 +139,21 @@ public actor FlowableDataStateManager<Key: Hashable & Sendable> {
         _ key: Key, subscriber id: UInt64, version: UInt64, cached: Data?, isValid: Bool, forceRefresh: Bool
     ) -> KeyEffects {
         let cached: ErasedData? = cached
-        return applyCreating(key, Data.self) { machine in
+        return apply(key, Data.self) { machine in
             machine.initialRead(
                 subscriber: id, version: version, cached: cached, isValid: isValid, forceRefresh: forceRefresh)
         }
     }
 
     func unsubscribe<Data: Sendable>(_ key: Key, _: Data.Type, subscriber id: UInt64) -> KeyEffects {
-        applyIfTracked(key, Data.self) { machine in machine.unsubscribe(id) }
+        apply(key, Data.self, creating: false) { machine in machine.unsubscribe(id) }
     }
 
     func join<Data: Sendable>(_ key: Key, _: Data.Type, _ waiter: OneShot<ErasedData>)
         -> (id: UInt64, effects: KeyEffects)
     {
         var id: UInt64 = 0
-        let effects = applyCreating(key, Data.self) { machine in
+        let effects = apply(key, Data.self) { machine in
             let (joined, action) = machine.join(waiter)
             id = joined
             return action
@@ -175,14 +162,14 @@ public actor FlowableDataStateManager<Key: Hashable & Sendable> {
     }
 
     func leave<Data: Sendable>(_ key: Key, _: Data.Type, waiter id: UInt64) -> KeyEffects {
-        applyIfTracked(key, Data.self) { machine in machine.leave(id) }
+        apply(key, Data.self, creating: false) { machine in machine.leave(id) }
     }
 
     func flightReturned<Data: Sendable>(
         _ key: Key, _: Data.Type, flight id: UInt64, writer: OneShot<Bool>
     ) -> (decision: KeySlot.Machine.FetchReturnDecision, effects: KeyEffects) {
         var decision = KeySlot.Machine.FetchReturnDecision.discard
-        let effects = applyIfTracked(key, Data.self) { machine in
+        let effects = apply(key, Data.self, creating: false) { machine in
             let (decided, action) = machine.flightReturned(id, writer: writer)
             decision = decided
             return action
@@ -193,18 +180,18 @@ public actor FlowableDataStateManager<Key: Hashable & Sendable> {
     func flightFailed<Data: Sendable>(_ key: Key, _: Data.Type, flight id: UInt64, error: any Error)
         -> KeyEffects
     {
-        applyIfTracked(key, Data.self) { machine in machine.flightFailed(id, error: error) }
+        apply(key, Data.self, creating: false) { machine in machine.flightFailed(id, error: error) }
     }
 
     func flightSaved<Data: Sendable>(_ key: Key, flight id: UInt64, data: Data) -> KeyEffects {
         let data: ErasedData = data
-        return applyCreating(key, Data.self) { machine in machine.flightSaved(id, data: data) }
+        return apply(key, Data.self) { machine in machine.flightSaved(id, data: data) }
     }
 
     func flightSaveFailed<Data: Sendable>(_ key: Key, _: Data.Type, flight id: UInt64, error: any Error)
         -> KeyEffects
     {
-        applyCreating(key, Data.self) { machine in machine.flightSaveFailed(id, error: error) }
+        apply(key, Data.self) { machine in machine.flightSaveFailed(id, error: error) }
     }
 
     func beginUpdate<Data: Sendable>(_ key: Key, _ writer: OneShot<Bool>, _: Data.Type)
@@ -212,7 +199,7 @@ public actor FlowableDataStateManager<Key: Hashable & Sendable> {
     {
         var id: UInt64 = 0
         var mayWriteNow = false
-        let effects = applyCreating(key, Data.self) { machine in
+        let effects = apply(key, Data.self) { machine in
             let (began, mayWrite, action) = machine.beginUpdate(writer)
             (id, mayWriteNow) = (began, mayWrite)
             return action
@@ -224,7 +211,7 @@ public actor FlowableDataStateManager<Key: Hashable & Sendable> {
         -> KeyEffects
     {
         let newData: ErasedData? = newData
-        return applyCreating(key, Data.self) { machine in machine.finishUpdate(id, newData: newData, error: error) }
+        return apply(key, Data.self) { machine in machine.finishUpdate(id, newData: newData, error: error) }
     }
 
     /// The number of writers queued behind the one writing the cache for `key`, for race tests.
