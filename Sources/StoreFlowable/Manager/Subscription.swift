@@ -1,5 +1,5 @@
 /// One `publish()` stream as the state manager sees it: how to yield to the stream, whether it is
-/// registered, and the sequence number of the last state delivered to it.
+/// registered, and which emission it last accepted.
 ///
 /// **Registration.** A stream can end (its consumer cancelled or left the loop) before the task that
 /// registers it reaches the state manager. Registering records the id under the lock; the termination
@@ -8,18 +8,29 @@
 ///
 /// **Order.** Effects run outside the state manager, on whichever task caused them, so two emissions of
 /// a key can reach a stream in the opposite order to the one the state manager decided. Each emission
-/// carries its place in the key's order; the subscription delivers it only if it is newer than the last
-/// one it delivered, so a stream always ends on the latest state. The check and the `yield` happen under
-/// one lock; yielding runs no user code (a paged store's presentation only reshapes the state).
+/// carries its place in the key's order; the subscription accepts it only if it is newer than the last
+/// one it accepted, so a stream never receives an older state after a newer one and always ends on the
+/// latest state.
+///
+/// **Lock rule.** The mutex is never held while yielding into the stream. Yielding resumes the consumer's
+/// continuation, which takes the consuming task's status-record lock; cancelling that task holds the
+/// same runtime lock while it runs the stream's termination handler, which calls ``terminate()`` and
+/// takes this mutex. Holding the mutex across a yield would let the two threads wait for each other for
+/// ever. So ``deliver(_:sequence:)`` decides under the lock and yields after unlocking, and one deliverer
+/// at a time drains: a deliverer that finds another one yielding leaves its state as the pending one
+/// (replacing an older pending state, as the stream's `bufferingNewest(1)` buffer would) and returns;
+/// the yielding deliverer picks it up before it stops. Every critical region below only reads and writes
+/// the fields next to the mutex.
 ///
 /// Both live in one object with one mutex. The state manager hands states over with their data
 /// erased (see ``ErasedData``); each subclass, made where the store's `Data` type is known, turns them
 /// back into its stream's states in ``yield(_:)``. (Subclasses rather than a stored closure: one
 /// allocation fewer per subscription.)
 class Subscription: @unchecked Sendable {
-    // Safety of `@unchecked Sendable`: `phase` and `lastDelivered` are only read or written inside
-    // `mutex.withLock`, which holds the mutex for the whole access. Subclasses add only immutable
-    // Sendable properties.
+    // Safety of `@unchecked Sendable`: `phase`, `lastAccepted`, `isDelivering` and `pending` are only
+    // read or written inside `mutex.withLock`, which holds the mutex for the whole access. Subclasses
+    // add only immutable Sendable properties. `yield(_:)` runs outside the lock, by one thread at a time
+    // (the one that set `isDelivering`).
     private enum Phase {
         /// Not registered yet, and not terminated.
         case pending
@@ -31,12 +42,18 @@ class Subscription: @unchecked Sendable {
 
     private let mutex = PthreadMutex()
     private var phase = Phase.pending
-    private var lastDelivered: UInt64 = 0
+    /// The sequence number of the newest emission accepted for delivery.
+    private var lastAccepted: UInt64 = 0
+    /// Whether a thread is yielding to the stream (outside the lock) and will drain `pending`.
+    private var isDelivering = false
+    /// The newest accepted state that the delivering thread has not yielded yet.
+    private var pending: LoadingState<ErasedData>?
 
     /// Creates a subscription that is not registered yet.
     init() {}
 
-    /// Hands `state` to the stream; called under the lock, at most once per emission.
+    /// Hands `state` to the stream; called outside the lock, by one deliverer at a time, at most once
+    /// per accepted emission.
     ///
     /// - Parameter state: The state, with its data erased.
     func yield(_ state: LoadingState<ErasedData>) {
@@ -55,28 +72,56 @@ class Subscription: @unchecked Sendable {
         }
     }
 
-    /// Records that the stream terminated.
+    /// Records that the stream terminated. Never waits for a delivery: it runs inside the stream's
+    /// termination handler, possibly under the runtime's lock of the cancelled consumer task.
     ///
     /// - Returns: The id to remove from the state manager, or `nil` when the stream was not registered
     ///   yet (registration will then see the mark) or was already removed.
     func terminate() -> UInt64? {
         mutex.withLock {
-            defer { phase = .terminated }
+            defer {
+                phase = .terminated
+                pending = nil
+            }
             if case .active(let id) = phase { return id }
             return nil
         }
     }
 
-    /// Yields `state` unless a newer emission was already delivered.
+    /// Yields `state` unless a newer emission was already accepted.
+    ///
+    /// Returns without yielding when another thread is delivering to this stream: that thread yields
+    /// `state` (or a newer one) before it stops.
     ///
     /// - Parameters:
     ///   - state: The state to yield.
     ///   - sequence: The emission's place in the key's order of emissions.
     func deliver(_ state: LoadingState<ErasedData>, sequence: UInt64) {
-        mutex.withLock {
-            guard sequence > lastDelivered else { return }
-            lastDelivered = sequence
-            yield(state)
+        let mayYield = mutex.withLock { () -> Bool in
+            guard sequence > lastAccepted else { return false }
+            lastAccepted = sequence
+            if case .terminated = phase { return false }
+            if isDelivering {
+                pending = state
+                return false
+            }
+            isDelivering = true
+            return true
+        }
+        guard mayYield else { return }
+        var next = state
+        while true {
+            yield(next)
+            let more = mutex.withLock { () -> LoadingState<ErasedData>? in
+                guard let pending else {
+                    isDelivering = false
+                    return nil
+                }
+                self.pending = nil
+                return pending
+            }
+            guard let more else { return }
+            next = more
         }
     }
 }
@@ -109,8 +154,8 @@ final class PresentingSubscription<Data: Sendable, Shown: Sendable>: Subscriptio
     ///
     /// - Parameters:
     ///   - continuation: The stream's continuation.
-    ///   - present: Turns a state of the key into the state the stream shows; runs under the lock, so it
-    ///     must be quick and must not block.
+    ///   - present: Turns a state of the key into the state the stream shows; runs outside the lock,
+    ///     on the delivering thread, one state at a time, so it should be quick.
     init(
         _ continuation: AsyncStream<LoadingState<Shown>>.Continuation,
         presenting present: @escaping @Sendable (LoadingState<Data>) -> LoadingState<Shown>

@@ -2,9 +2,14 @@
 ///
 /// The state manager creates the handle inside its critical region (no user code runs then); the store
 /// starts the task and cancels it outside. A handle cancelled before its task starts starts it cancelled.
+///
+/// **Lock rule.** The lock only guards the two fields below. The task is created and cancelled after
+/// unlocking: creating a task and cancelling one (which runs the fetch's cancellation handlers and takes
+/// the runtime's lock of that task) never happen under it.
 final class FlightHandle: Sendable {
     private struct State {
         var task: Task<Void, Never>?
+        var isStarted = false
         var isCancelled = false
     }
 
@@ -13,18 +18,24 @@ final class FlightHandle: Sendable {
     /// Creates a handle whose task has not started.
     init() {}
 
-    /// Starts `operation` in a new unstructured task; if the handle was already cancelled, the task
-    /// starts cancelled (so the fetch pipeline reports back without calling the origin).
+    /// Starts `operation` in a new unstructured task; if the handle was already cancelled, or is
+    /// cancelled while the task is being created, the task is cancelled at once (so the fetch pipeline
+    /// reports back without calling the origin). Only the first call has an effect.
     ///
     /// - Parameter operation: The fetch pipeline to run.
     func start(_ operation: @escaping @Sendable () async -> Void) {
-        let task = state.withLock { state -> Task<Void, Never>? in
-            guard state.task == nil else { return nil }
-            let task = Task(operation: operation)
-            state.task = task
-            return state.isCancelled ? task : nil
+        let mayStart = state.withLock { state -> Bool in
+            guard !state.isStarted else { return false }
+            state.isStarted = true
+            return true
         }
-        task?.cancel()
+        guard mayStart else { return }
+        let task = Task(operation: operation)
+        let cancelledMeanwhile = state.withLock { state -> Bool in
+            state.task = task
+            return state.isCancelled
+        }
+        if cancelledMeanwhile { task.cancel() }
     }
 
     /// Cancels the task, or prevents it from starting. Cancellation handlers of the user's fetch run on

@@ -1,8 +1,9 @@
 /// A value guarded by a `pthread_mutex_t`.
 ///
-/// Shared with the StoreFlowableTesting doubles through `package` access. The mutex is not recursive:
-/// code running inside ``withLock(_:)`` must not take the same lock again, and never resumes a
-/// continuation or runs user code (callers return what to resume and do it after unlocking).
+/// Shared with the StoreFlowableTesting doubles through `package` access. It follows the lock rule
+/// written at ``PthreadMutex``: `body` only reads and writes the value; it never takes the same lock
+/// again, yields into a stream, resumes a continuation, creates or cancels a task, or runs user code.
+/// Callers return what to resume and do it after unlocking.
 ///
 /// The library uses a pthread mutex rather than `Synchronization.Mutex` because ThreadSanitizer on
 /// Linux cannot see the kernel hand-off inside a contended `Mutex` and would report false races; with a

@@ -4,6 +4,10 @@
 /// for its turn to write the cache). The state manager keeps it and resolves it after the transition,
 /// outside its critical region. A waiting task that is cancelled resolves its own box at once with
 /// `CancellationError`, without a hop into the state manager.
+///
+/// Lock rule (see ``PthreadMutex``): the mutex guards only `state`; the continuation is resumed after
+/// unlocking. The cancellation handler takes the mutex only for that swap, so a cancelled waiter never
+/// waits for a thread that is resuming a continuation.
 final class OneShot<Value: Sendable>: @unchecked Sendable {
     // Safety of `@unchecked Sendable`: `state` is only read or written inside `mutex.withLock`, which
     // holds the mutex for the whole access, so no two threads ever touch it at once. The state and its

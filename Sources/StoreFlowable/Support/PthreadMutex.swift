@@ -16,8 +16,15 @@
 /// allocation for its lock (the mutex), instead of a separate ``LockedValue`` object plus its mutex.
 /// It is non-copyable, so exactly one owner destroys the mutex, when the owner is deinitialised.
 ///
-/// The mutex is not recursive: code running inside ``withLock(_:)`` must not take it again, and never
-/// resumes a continuation or runs user code.
+/// **The lock rule** (for this mutex and every lock built on it, in both products): code running inside
+/// ``withLock(_:)`` only reads and writes the fields the mutex guards. It never takes the same lock
+/// again (the mutex is not recursive), never yields into an `AsyncStream`, resumes a continuation,
+/// creates, cancels or awaits a task, and never runs user code: each of those can take the runtime's
+/// lock of some task, and a task being cancelled holds its own runtime lock while its cancellation and
+/// termination handlers run, handlers that take these locks. Callers decide under the lock, return what
+/// to resume, yield or cancel, and do it after unlocking. So nothing that runs in a cancellation or
+/// termination handler ever waits for a lock held across such a call, and cancelling a consumer or a
+/// caller at any moment cannot block another thread.
 ///
 /// The library uses pthread mutexes rather than `Synchronization.Mutex` because ThreadSanitizer on
 /// Linux cannot see the kernel hand-off inside a contended `Mutex` and would report false races; with a
