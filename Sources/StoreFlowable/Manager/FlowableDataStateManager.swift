@@ -219,6 +219,12 @@ public actor FlowableDataStateManager<Key: Hashable & Sendable> {
         existingSlot(for: key, Data.self)?.machine.writeQueue.count ?? 0
     }
 
+    /// Whether nothing runs for `key` and nobody uses it (a remembered error aside), for tests.
+    func isIdle<Data: Sendable>(_ key: Key, _: Data.Type) -> Bool {
+        guard let machine = existingSlot(for: key, Data.self)?.machine else { return true }
+        return machine.isIdle || machine.isIdleExceptForError
+    }
+
     /// The subscriber and waiter counts of `key`, for leak checks.
     func registryCounts<Data: Sendable>(for key: Key, _: Data.Type) -> (subscribers: Int, waiters: Int) {
         guard let slot = existingSlot(for: key, Data.self) else { return (0, 0) }

@@ -13,6 +13,11 @@ extension CallbackStore {
     ///   - continueWhenError: Whether to retry after the last page load in `direction` failed.
     func requestPage(_ direction: PageDirection, continueWhenError: Bool) async {
         guard let pages else { return }
+        // From inside a callback of this key, the page (or the refresh) could only end after the
+        // callback returns.
+        let permit = WaitPermit.forFetch(of: node)
+        if permit.isRefused { return }
+        defer { permit.end() }
         do {
             // Nothing cached: there is no page to continue from.
             guard let cached = try await callback.loadDataFromCache(), pages.hasCursor(cached, direction) else {
@@ -46,15 +51,21 @@ extension CallbackStore {
             // A page flight cancelled before its task started never calls the origin, but still reports
             // back, so that the state manager knows no page call of this direction is running.
             try Task.checkCancellation()
+            let node = node
             let cached = try await readCacheForPage()
-            guard let pages, let cached, let fetched = try await pages.fetch(direction, cached) else {
+            let fetched = try await CallbackScope.run(node, .fetch) { () async throws -> (@Sendable (Data) -> Data)? in
+                guard let pages, let cached else { return nil }
+                return try await pages.fetch(direction, cached)
+            }
+            guard let fetched else {
                 // No cursor that way any more: nothing to fetch.
                 await manager.pageFailed(key, Data.self, direction, flight: id, error: nil).run(for: self)
                 return
             }
             merge = fetched
         } catch {
-            await manager.pageFailed(key, Data.self, direction, flight: id, error: error).run(for: self)
+            await manager.pageFailed(key, Data.self, direction, flight: id, error: StoreFlowableError.fromOrigin(error))
+                .run(for: self)
             return
         }
         let writer = OneShot<Bool>()
@@ -65,12 +76,15 @@ extension CallbackStore {
         do {
             // The write turn is held: nothing else writes the cache now, so the page is merged into
             // exactly what it holds (which includes a page the other direction wrote meanwhile).
-            guard let current = try await readCacheForPage() else { throw StoreFlowableError.noValidCache }
-            let merged = merge(current)
-            do {
-                try await callback.saveDataToCache(newData: merged)
-            } catch {
-                throw StoreFlowableError.cacheWriteFailed(underlying: error)
+            let merged = try await CallbackScope.run(node, .write) { () async throws -> Data in
+                guard let current = try await readCacheForPage() else { throw StoreFlowableError.noValidCache }
+                let merged = merge(current)
+                do {
+                    try await callback.saveDataToCache(newData: merged)
+                } catch {
+                    throw StoreFlowableError.cacheWriteFailed(underlying: error)
+                }
+                return merged
             }
             effects = await manager.pageSaved(key, direction, flight: id, data: merged)
         } catch {

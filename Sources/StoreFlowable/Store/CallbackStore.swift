@@ -31,6 +31,8 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
 
     var manager: FlowableDataStateManager<Callback.Key> { callback.flowableDataStateManager }
     var key: Callback.Key { callback.key }
+    /// The key as a node of the ``WaitGraph``, for the re-entrancy checks.
+    var node: WaitNode { WaitNode(manager, key, Data.self) }
 
     // MARK: Reading
 
@@ -85,6 +87,11 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
     @usableFromInline
     func awaitFetch() async throws -> Data {
         try Task.checkCancellation()
+        // From inside a callback of this key (or of a key this key waits for), the fetch could only end
+        // after the callback returns: refuse instead of waiting for ever.
+        let permit = WaitPermit.forFetch(of: node)
+        if permit.isRefused { throw StoreFlowableError.reentrantCall }
+        defer { permit.end() }
         let waiter = OneShot<ErasedData>()
         let (id, effects) = await manager.join(key, Data.self, waiter)
         effects.run(for: self)
@@ -131,6 +138,13 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
         _ subscription: Subscription, ending continuation: AsyncStream<LoadingState<Shown>>.Continuation,
         forceRefresh: Bool
     ) {
+        if let scope = CallbackScope.current, scope.node == node {
+            // Called from inside a callback of this key: a consumer waiting for this stream's next state
+            // would wait for the callback's own outcome. The stream says so and finishes.
+            subscription.deliver(.error(content: nil, rawError: StoreFlowableError.reentrantCall), sequence: 1)
+            continuation.finish()
+            return
+        }
         let store = self
         continuation.onTermination = { _ in
             guard let id = subscription.terminate() else { return }
@@ -161,9 +175,29 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
     ///     `makeNewData` (a throwing or empty read hands it `nil`); otherwise it gets `nil`.
     ///   - makeNewData: Builds the value to write from the current one.
     func update(readingCurrent: Bool, _ makeNewData: @escaping @Sendable (Data?) -> Data?) async {
+        let permit = WaitPermit.forWrite(of: node)
         let writer = OneShot<Bool>()
         let (id, mayWriteNow, effects) = await manager.beginUpdate(key, writer, Data.self)
         effects.run(for: self)
+        if permit.isRefused {
+            // Called from inside this key's own cache write (or closing a cycle of waits): the write turn
+            // cannot be granted before the caller returns. The update keeps its place in the queue and is
+            // written by a task of its own once the turn comes; the caller does not wait for it.
+            let store = self
+            Task {
+                await store.write(update: id, mayWriteNow: mayWriteNow, writer: writer, readingCurrent, makeNewData)
+            }
+            return
+        }
+        defer { permit.end() }
+        await write(update: id, mayWriteNow: mayWriteNow, writer: writer, readingCurrent, makeNewData)
+    }
+
+    /// Waits for the write turn of update `id` unless it may write now, writes, and reports the outcome.
+    private func write(
+        update id: UInt64, mayWriteNow: Bool, writer: OneShot<Bool>, _ readingCurrent: Bool,
+        _ makeNewData: @escaping @Sendable (Data?) -> Data?
+    ) async {
         if !mayWriteNow {
             // Updates are only ever granted, never rejected; the wait ignores cancellation so the write
             // turn is always used and released.
@@ -175,11 +209,14 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
             // The write runs in a task of its own so that cancelling the caller cannot fail it: the
             // update already superseded the fetch, and its waiters expect this value.
             let callback = callback
+            let node = node
             newData = try await Task {
-                let current = readingCurrent ? (try? await callback.loadDataFromCache()) ?? nil : nil
-                let newData = makeNewData(current)
-                try await callback.saveDataToCache(newData: newData)
-                return newData
+                try await CallbackScope.run(node, .write) {
+                    let current = readingCurrent ? (try? await callback.loadDataFromCache()) ?? nil : nil
+                    let newData = makeNewData(current)
+                    try await callback.saveDataToCache(newData: newData)
+                    return newData
+                }
             }.value
         } catch {
             failure = StoreFlowableError.cacheWriteFailed(underlying: error)
@@ -217,9 +254,10 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
             // A flight cancelled before its task started never calls the origin, but still reports back,
             // so that the state manager knows no origin call of this key is running.
             try Task.checkCancellation()
-            data = try await callback.fetchDataFromOrigin()
+            data = try await CallbackScope.run(node, .fetch) { try await callback.fetchDataFromOrigin() }
         } catch {
-            await manager.flightFailed(key, Data.self, flight: id, error: error).run(for: self)
+            await manager.flightFailed(key, Data.self, flight: id, error: StoreFlowableError.fromOrigin(error))
+                .run(for: self)
             return
         }
         let writer = OneShot<Bool>()
@@ -228,7 +266,7 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
         guard await mayWrite(decision, writer: writer) else { return }
         let effects: KeyEffects
         do {
-            try await callback.saveDataToCache(newData: data)
+            try await CallbackScope.run(node, .write) { try await callback.saveDataToCache(newData: data) }
             effects = await manager.flightSaved(key, flight: id, data: data)
         } catch {
             effects = await manager.flightSaveFailed(
