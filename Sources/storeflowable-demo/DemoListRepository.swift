@@ -25,7 +25,7 @@ actor DemoListCache {
 /// The repository layer for paged lists: tells a paginated store how to read and write the cached
 /// pages, how to fetch the first page and the next ones, and when the cached list is too old to serve.
 ///
-/// The cursor is the origin's page number; `nil` means there are no more pages. Pages are merged by the
+/// The cursor is the origin's page number, from 0; `nil` means there are no more pages. Pages are merged by the
 /// protocol's default for arrays, which appends them.
 struct ListRepository: PaginationStoreFlowableCallback {
     /// One manager for every list. Sharing it is what makes all stores of the same list share one state
@@ -55,9 +55,9 @@ struct ListRepository: PaginationStoreFlowableCallback {
         await cache.save(newData, key: key)
     }
 
-    /// Fetches page 1 from ``origin``.
+    /// Fetches the first page, page 0, from ``origin``.
     func fetchDataFromOrigin() async throws -> PagedData<[ListItem], Int> {
-        let page = try await origin.fetchPage(number: 1)
+        let page = try await origin.fetchFirstPage()
         return PagedData(data: page.items, nextCursor: page.nextPage)
     }
 

@@ -53,9 +53,9 @@ private struct Settled {
         items == (0..<count).map { index in ListItem(number: index + 1) }
     }
 
-    /// The progress line: `page 3/5  items 30/47  next: can load`.
+    /// The progress line, with how many pages are loaded: `pages 3/5  items 30/47  next: can load`.
     var progress: String {
-        "page \(pages)/\(DemoListOrigin.pageCount)  items \(items.count)/\(DemoListOrigin.itemCount)  "
+        "pages \(pages)/\(DemoListOrigin.pageCount)  items \(items.count)/\(DemoListOrigin.itemCount)  "
             + "next: \(describe(next: next))"
     }
 }
@@ -85,6 +85,9 @@ extension StateWatcher<[ListItem]> {
 /// `requestNextData()`, showing the states of `publish()`, one page fetch shared by 100 concurrent
 /// callers, a failed page that keeps the content and its retry, no fetch past the last page, and a
 /// refresh that goes back to the first page.
+///
+/// Pages are numbered from 0. As in `Docs/Pagination.md`, "page fetches" count the later pages only
+/// (`fetchNextDataFromOrigin`); the first page (`fetchDataFromOrigin`) is counted apart.
 func showPaging(_ checks: inout Checks) async {
     let origin = DemoListOrigin()
     let cache = DemoListCache()
@@ -92,22 +95,25 @@ func showPaging(_ checks: inout Checks) async {
     let store = ListRepository(key: key, cache: cache, origin: origin).create()
     let pageSize = DemoListOrigin.pageSize
 
-    print("for await state in store.publish()   // cache empty: fetches page 1")
+    print("// pages are numbered from 0; \"page fetches\" count the pages after the first one")
+    print("for await state in store.publish()   // cache empty: fetches the first page, page 0")
     var watcher = StateWatcher(store.publish(), since: .now, format: describeList)
     let first = await watcher.next()
     let startsEmpty = if case .loading(let items)? = first { items == nil } else { false }
     checks.expect(startsEmpty, "the first state should be loading(content: nil)")
-    let page1 = await watcher.nextSettled()
+    let page0 = await watcher.nextSettled()
     checks.expect(
-        page1?.holdsFirst(pageSize) == true && page1?.next.canRequestAdditionalData == true,
-        "page 1 should hold items 1-\(pageSize) with a next page to load")
+        page0?.holdsFirst(pageSize) == true && page0?.next.canRequestAdditionalData == true,
+        "page 0 should hold items 1-\(pageSize) with a next page to load")
+    let firstFetches = await origin.firstPageFetchCount
+    checks.expect(firstFetches == 1, "publish() should fetch the first page once, not \(firstFetches) times")
 
     await showSharedPageFetch(store: store, cache: cache, key: key, origin: origin, watcher: &watcher, &checks)
-    await showFailedPage(store: store, origin: origin, watcher: &watcher, &checks)
+    await showFailedPage(store: store, cache: cache, key: key, origin: origin, watcher: &watcher, &checks)
 
-    print("await store.requestNextData()   // while next: can load")
     var latest = Settled(nil)
     for _ in 0..<DemoListOrigin.pageCount {
+        print("await store.requestNextData()   // \(await describeNextRequest(cache: cache, key: key))")
         await store.requestNextData()
         latest = await watcher.nextSettled()
         guard latest?.next.canRequestAdditionalData == true else { break }
@@ -117,25 +123,42 @@ func showPaging(_ checks: inout Checks) async {
         "the last page should complete the list with no more pages")
 
     let beforeEnd = await origin.pageFetchCount
-    print("await store.requestNextData()   // next: no more pages")
+    print("await store.requestNextData()   // \(await describeNextRequest(cache: cache, key: key))")
     await store.requestNextData()
     let afterEnd = await origin.pageFetchCount
     print("origin page fetches: \(beforeEnd) before, \(afterEnd) after (nothing left to fetch)")
     checks.expect(afterEnd == beforeEnd, "requestNextData() past the last page should not fetch")
 
-    print("await store.refresh()   // back to the first page")
+    let firstBeforeRefresh = await origin.firstPageFetchCount
+    print("await store.refresh()   // back to the first page, page 0")
     await store.refresh()
     let refreshed = await watcher.nextSettled()
     watcher.stop()
-    let afterRefresh = await origin.pageFetchCount
-    print("origin page fetches: \(afterRefresh) in all")
+    let firstAfterRefresh = await origin.firstPageFetchCount
+    let pagesAfterRefresh = await origin.pageFetchCount
+    print(
+        "origin fetches in all: first page \(firstAfterRefresh) (publish, refresh), "
+            + "page fetches \(pagesAfterRefresh) (page 2 twice: it failed once)")
     checks.expect(
         refreshed?.holdsFirst(pageSize) == true && refreshed?.next.canRequestAdditionalData == true,
-        "refresh() should go back to page 1 with a next page to load")
-    checks.expect(afterRefresh == afterEnd + 1, "refresh() should fetch page 1 once")
+        "refresh() should go back to page 0 with a next page to load")
+    checks.expect(firstAfterRefresh == firstBeforeRefresh + 1, "refresh() should fetch the first page once")
+    checks.expect(pagesAfterRefresh == afterEnd, "refresh() should fetch no page after the first")
+    // Pages 1 to 4, and page 2 once more for the attempt that failed.
+    checks.expect(
+        pagesAfterRefresh == DemoListOrigin.pageCount,
+        "the tour should fetch \(DemoListOrigin.pageCount) pages in all, not \(pagesAfterRefresh)")
 }
 
-/// Loads page 2 with 100 concurrent `requestNextData()` calls and shows that they cause one page fetch
+/// What the next `requestNextData()` will do, from the next cursor the cache holds:
+/// `next cursor 3: fetches page 3`, or `no next cursor: fetches nothing`.
+private func describeNextRequest(cache: DemoListCache, key: String) async -> String {
+    guard let cursor = await cache.record(key: key)?.nextCursor else { return "no next cursor: fetches nothing" }
+    let isLast = cursor == DemoListOrigin.pageCount - 1
+    return "next cursor \(cursor): fetches page \(cursor)" + (isLast ? ", the last" : "")
+}
+
+/// Loads page 1 with 100 concurrent `requestNextData()` calls and shows that they cause one page fetch
 /// and that each returns once the page is in the cache.
 private func showSharedPageFetch(
     store: AnyPaginationStoreFlowable<[ListItem], Int>, cache: DemoListCache, key: String,
@@ -143,7 +166,8 @@ private func showSharedPageFetch(
 ) async {
     let callers = 100
     let before = await origin.pageFetchCount
-    print("\(callers) tasks at once, each: await store.requestNextData()")
+    let request = await describeNextRequest(cache: cache, key: key)
+    print("\(callers) tasks at once, each: await store.requestNextData()   // \(request)")
     let cachedCounts = await withTaskGroup(of: Int.self) { group in
         for _ in 0..<callers {
             group.addTask {
@@ -155,26 +179,26 @@ private func showSharedPageFetch(
         for await count in group { counts.append(count) }
         return counts
     }
-    let page2 = await watcher.nextSettled()
+    let page1 = await watcher.nextSettled()
     let after = await origin.pageFetchCount
     let expected = 2 * DemoListOrigin.pageSize
     let returnedMerged = cachedCounts.filter { count in count == expected }.count
-    print("origin page fetches: \(before) before, \(after) after (one for page 2)")
-    print("callers that returned with page 2 in the cache: \(returnedMerged)/\(callers)")
+    print("origin page fetches: \(before) before, \(after) after (one for page 1)")
+    print("callers that returned with page 1 in the cache: \(returnedMerged)/\(callers)")
     checks.expect(after == before + 1, "\(callers) callers should share one page fetch, not \(after - before)")
-    checks.expect(returnedMerged == callers, "every caller should return once page 2 is cached")
-    checks.expect(page2?.holdsFirst(expected) == true, "page 2 should be appended after page 1")
+    checks.expect(returnedMerged == callers, "every caller should return once page 1 is cached")
+    checks.expect(page1?.holdsFirst(expected) == true, "page 1 should be appended after page 0")
 }
 
-/// Fails page 3, showing that the list keeps its content with `next: error(...)`, that
+/// Fails page 2, showing that the list keeps its content with `next: error(...)`, that
 /// `requestNextData(continueWhenError: false)` leaves the error alone, and that a plain
 /// `requestNextData()` retries.
 private func showFailedPage(
-    store: AnyPaginationStoreFlowable<[ListItem], Int>, origin: DemoListOrigin,
-    watcher: inout StateWatcher<[ListItem]>, _ checks: inout Checks
+    store: AnyPaginationStoreFlowable<[ListItem], Int>, cache: DemoListCache, key: String,
+    origin: DemoListOrigin, watcher: inout StateWatcher<[ListItem]>, _ checks: inout Checks
 ) async {
     let loaded = 2 * DemoListOrigin.pageSize
-    print("origin goes down; await store.requestNextData()")
+    print("origin goes down; await store.requestNextData()   // \(await describeNextRequest(cache: cache, key: key))")
     await origin.setFailing(true)
     await store.requestNextData()
     let failed = await watcher.nextSettled()
@@ -189,11 +213,11 @@ private func showFailedPage(
     print("origin page fetches: \(before) before, \(after) after (the error stays)")
     checks.expect(after == before, "continueWhenError: false should not retry a failed page")
 
-    print("origin comes back; await store.requestNextData()   // retries")
+    print("origin comes back; await store.requestNextData()   // retries page 2")
     await origin.setFailing(false)
     await store.requestNextData()
     let retried = await watcher.nextSettled()
     checks.expect(
         retried?.holdsFirst(loaded + DemoListOrigin.pageSize) == true,
-        "the retry should append page 3")
+        "the retry should append page 2")
 }
