@@ -19,6 +19,14 @@ public actor FlowableDataStateManager<Key: Hashable & Sendable> {
     }
 
     private var slots: [SlotKey: KeySlot] = [:]
+    /// Advanced after every completed write that replaced a key's data; stores read it before reading
+    /// the cache (see ``WriteEpoch``).
+    @usableFromInline nonisolated let writeEpoch = WriteEpoch()
+    /// For keys whose slot was released: the latest ``KeySlot/replacedEpoch`` of the released slots
+    /// whose key hashes into each bucket. A new slot starts from its bucket's value, so a read that began
+    /// before a released key's last write still reads again (rarely, another key of the bucket makes a
+    /// read go again needlessly); the memory is fixed.
+    private var releasedEpochs = [UInt64](repeating: 0, count: 128)
     /// Above every id and version any released slot handed out; new slots start above it.
     private var releasedIDs: UInt64 = 0
     private var idleErrors: ErrorRetention<SlotKey>
@@ -88,6 +96,12 @@ public actor FlowableDataStateManager<Key: Hashable & Sendable> {
     private func release(_ slotKey: SlotKey) {
         guard let slot = slots.removeValue(forKey: slotKey) else { return }
         releasedIDs = max(releasedIDs, slot.highestIssuedID)
+        let bucket = Self.bucket(of: slotKey)
+        releasedEpochs[bucket] = max(releasedEpochs[bucket], slot.replacedEpoch)
+    }
+
+    private static func bucket(of slotKey: SlotKey) -> Int {
+        Int(UInt(bitPattern: slotKey.hashValue) % 128)
     }
 
     /// Applies `transition` to the machine of `key` for data type `dataType`, releases the key if idle,
@@ -108,9 +122,12 @@ public actor FlowableDataStateManager<Key: Hashable & Sendable> {
         } else {
             guard creating else { return .none }
             slot = KeySlot(firstID: releasedIDs &+ 1)
+            slot.replacedEpoch = releasedEpochs[Self.bucket(of: slotKey)]
             slots[slotKey] = slot
         }
+        let replacedBefore = slot.machine.replacedVersion
         let action = transition(&slot.machine)
+        if slot.machine.replacedVersion != replacedBefore { slot.replacedEpoch = writeEpoch.advance() }
         let effects = slot.effects(for: action)
         releaseIfIdle(slotKey, slot)
         return effects
@@ -158,6 +175,23 @@ public actor FlowableDataStateManager<Key: Hashable & Sendable> {
             id = joined
             return action
         }
+        return (id, effects)
+    }
+
+    /// Joins the key's flight after a cache read that found nothing valid, unless the read may have
+    /// missed a write: when no flight runs and a write replaced the data after `readEpoch` was read, the
+    /// caller is not joined and must read again.
+    ///
+    /// - Parameter readEpoch: The ``writeEpoch`` read before the cache read.
+    /// - Returns: The waiter's id, or `nil` when the caller must read again; and the effects.
+    func join<Data: Sendable>(_ key: Key, _: Data.Type, _ waiter: OneShot<ErasedData>, readEpoch: UInt64)
+        -> (id: UInt64?, effects: KeyEffects)
+    {
+        let slotKey = SlotKey(key: key, dataType: ObjectIdentifier(Data.self))
+        let replacedEpoch = slots[slotKey].map { $0.machine.flight == nil ? $0.replacedEpoch : 0 }
+            ?? releasedEpochs[Self.bucket(of: slotKey)]
+        if replacedEpoch > readEpoch { return (nil, .none) }
+        let (id, effects) = join(key, Data.self, waiter)
         return (id, effects)
     }
 

@@ -18,6 +18,9 @@ final class KeySlot {
     private var pageHandles: [PageDirection: FlightHandle] = [:]
     /// The sequence number of the last emission, so subscriptions can drop emissions that arrive late.
     private var lastEmission: UInt64 = 0
+    /// The manager's ``WriteEpoch`` right after the last write that replaced this key's data, or 0 when
+    /// none did while the slot existed.
+    var replacedEpoch: UInt64 = 0
 
     /// Creates the slot of a key nobody has touched.
     ///

@@ -29,7 +29,7 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
         self.init(callback: callback, pages: nil)
     }
 
-    var manager: FlowableDataStateManager<Callback.Key> { callback.flowableDataStateManager }
+    @usableFromInline var manager: FlowableDataStateManager<Callback.Key> { callback.flowableDataStateManager }
     var key: Callback.Key { callback.key }
     /// The key as a node of the ``WaitGraph``, for the re-entrancy checks.
     var node: WaitNode { WaitNode(manager, key, Data.self) }
@@ -63,9 +63,10 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
             }
             return cached
         case .both:
+            let epoch = manager.writeEpoch.current
             let (cached, isValid) = await readCache()
             if let cached, isValid { return cached }
-            return try await awaitFetch()
+            return try await fetchAfterInvalidRead(since: epoch)
         case .origin:
             return try await awaitFetch()
         }
@@ -73,9 +74,29 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
 
     @usableFromInline
     func validate() async {
+        let epoch = manager.writeEpoch.current
         let (cached, isValid) = await readCache()
         if cached != nil, isValid { return }
-        _ = try? await awaitFetch()
+        _ = try? await fetchAfterInvalidRead(since: epoch)
+    }
+
+    /// Fetches after a cache read that found nothing valid, unless the read missed a write: when a write
+    /// replaced the data after `epoch` was read and no fetch runs now, reads the cache again instead of
+    /// starting another fetch (at most twice; then it fetches).
+    ///
+    /// - Parameter epoch: The manager's ``FlowableDataStateManager/writeEpoch`` read before the read.
+    /// - Returns: The valid value a new read found, or the fetched value.
+    /// - Throws: What ``awaitFetch()`` throws.
+    @usableFromInline
+    func fetchAfterInvalidRead(since epoch: UInt64) async throws -> Data {
+        var epoch = epoch
+        for _ in 0..<2 {
+            if let fetched = try await awaitFetch(readEpoch: epoch) { return fetched }
+            epoch = manager.writeEpoch.current
+            let (cached, isValid) = await readCache()
+            if let cached, isValid { return cached }
+        }
+        return try await awaitFetch()
     }
 
     @usableFromInline
@@ -86,6 +107,16 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
     /// Joins the key's flight (starting one if none runs) and waits for its outcome.
     @usableFromInline
     func awaitFetch() async throws -> Data {
+        // Without a read epoch the caller is always joined.
+        guard let fetched = try await awaitFetch(readEpoch: nil) else {
+            preconditionFailure("a join without a read epoch always joins")
+        }
+        return fetched
+    }
+
+    /// Joins the key's flight (starting one if none runs) and waits for its outcome; after a cache read
+    /// (`readEpoch` given), returns `nil` instead when that read may have missed a write.
+    func awaitFetch(readEpoch: UInt64?) async throws -> Data? {
         try Task.checkCancellation()
         // From inside a callback of this key (or of a key this key waits for), the fetch could only end
         // after the callback returns: refuse instead of waiting for ever.
@@ -93,8 +124,15 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
         if permit.isRefused { throw StoreFlowableError.reentrantCall }
         defer { permit.end() }
         let waiter = OneShot<ErasedData>()
-        let (id, effects) = await manager.join(key, Data.self, waiter)
+        let joined: UInt64?
+        let effects: KeyEffects
+        if let readEpoch {
+            (joined, effects) = await manager.join(key, Data.self, waiter, readEpoch: readEpoch)
+        } else {
+            (joined, effects) = await manager.join(key, Data.self, waiter)
+        }
         effects.run(for: self)
+        guard let id = joined else { return nil }
         do {
             return unerased(try await waiter.value(cancellable: true), as: Data.self)
         } catch is CancellationError where Task.isCancelled {
