@@ -1,16 +1,29 @@
 /// The events of paged stores: page requests and the steps of a page flight.
 extension FlowableDataStateManager {
+    /// A caller asks for the page in `direction`.
+    ///
+    /// - Returns: The waiter's id, or `nil` with the reason when the request was turned away; and the
+    ///   effects.
     func requestPage<Data: Sendable>(
-        _ key: Key, _: Data.Type, _ direction: PageDirection, waiter: OneShot<Void>, continueWhenError: Bool
-    ) -> (id: UInt64?, effects: KeyEffects) {
+        _ key: Key, _: Data.Type, _ direction: PageDirection, waiter: OneShot<PageOutcome>, continueWhenError: Bool
+    ) -> (id: UInt64?, effects: KeyEffects, rejection: PageRequestRejection?) {
         var id: UInt64?
+        var rejection: PageRequestRejection?
         let effects = apply(key, Data.self) { machine in
+            rejection = machine.pageRejection(direction, continueWhenError: continueWhenError)
+            guard rejection == nil else { return .none }
             let (requested, action) = machine.requestPage(
                 direction, waiter: waiter, continueWhenError: continueWhenError)
             id = requested
             return action
         }
-        return (id, effects)
+        return (id, effects, rejection)
+    }
+
+    /// The state of `direction` as a completed state would report it, before the cursor is known:
+    /// `.loading`, `.error`, or `.fixed` for "nothing loading".
+    func pageStatus<Data: Sendable>(for key: Key, _: Data.Type, _ direction: PageDirection) -> AdditionalLoadingState {
+        existingSlot(for: key, Data.self)?.machine.page(direction).reported ?? .noMoreData
     }
 
     func leavePage<Data: Sendable>(_ key: Key, _: Data.Type, _ direction: PageDirection, waiter id: UInt64)

@@ -248,6 +248,10 @@ public actor FlowableDataStateManager<Key: Hashable & Sendable> {
         return apply(key, Data.self) { machine in machine.finishUpdate(id, newData: newData, error: error) }
     }
 
+    func finishUpdateUnchanged<Data: Sendable>(_ key: Key, _: Data.Type, update id: UInt64) -> KeyEffects {
+        apply(key, Data.self) { machine in machine.finishUpdateUnchanged(id) }
+    }
+
     /// The number of writers queued behind the one writing the cache for `key`, for race tests.
     func writeQueueLength<Data: Sendable>(for key: Key, _: Data.Type) -> Int {
         existingSlot(for: key, Data.self)?.machine.writeQueue.count ?? 0

@@ -56,7 +56,7 @@ struct KeyEffects: Sendable {
                 for id in ids { waiters[id]?.resolve(outcome) }
             }
         }
-        for waiter in action.releasePageWaiters { waiter.resolve(.success(())) }
+        for waiter in action.releasePageWaiters { waiter.resolve(.success(action.pageOutcome)) }
         action.rejectWriter?.resolve(.success(false))
         for writer in action.rejectPageWriters { writer.resolve(.success(false)) }
         action.grantWriter?.resolve(.success(true))

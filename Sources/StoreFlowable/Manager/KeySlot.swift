@@ -6,7 +6,7 @@
 final class KeySlot {
     /// The state machine, instantiated with the concrete things the store waits on.
     typealias Machine = KeyStateMachine<
-        ErasedData, OneShot<ErasedData>, Subscription, OneShot<Bool>, OneShot<Void>
+        ErasedData, OneShot<ErasedData>, Subscription, OneShot<Bool>, OneShot<PageOutcome>
     >
 
     /// The per-key state machine.

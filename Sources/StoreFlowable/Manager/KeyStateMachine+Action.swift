@@ -34,6 +34,9 @@ extension KeyStateMachine {
         var rejectPageWriters: [Writer] = []
         /// Callers of page requests whose page flight ended (or was dropped).
         var releasePageWaiters: [PageWaiter] = []
+        /// What every waiter in ``releasePageWaiters`` is told. One transition ends at most one page
+        /// flight with an outcome other than ``PageOutcome/superseded``, so one outcome per action holds.
+        var pageOutcome = PageOutcome.superseded
 
         /// An action with no effect.
         static var none: Action { Action() }
@@ -47,7 +50,12 @@ extension KeyStateMachine {
             startPages += other.startPages
             cancelPages += other.cancelPages
             rejectPageWriters += other.rejectPageWriters
-            releasePageWaiters += other.releasePageWaiters
+            if !other.releasePageWaiters.isEmpty {
+                // Merged actions only ever drop page flights (their waiters are told `superseded`) or
+                // come from one page flight's end.
+                if releasePageWaiters.isEmpty { pageOutcome = other.pageOutcome }
+                releasePageWaiters += other.releasePageWaiters
+            }
         }
 
         /// Whether running this action would do nothing.

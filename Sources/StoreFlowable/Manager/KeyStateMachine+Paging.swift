@@ -43,10 +43,7 @@ extension KeyStateMachine {
     mutating func requestPage(_ direction: PageDirection, waiter: PageWaiter, continueWhenError: Bool)
         -> (id: ID?, action: Action)
     {
-        guard flight == nil, !hasUpdateInProgress, lastError == nil else { return (nil, .none) }
-        if page(direction).flight == nil, page(direction).error != nil, !continueWhenError {
-            return (nil, .none)
-        }
+        guard pageRejection(direction, continueWhenError: continueWhenError) == nil else { return (nil, .none) }
         let id = makeID()
         modifyPage(direction) { $0.waiters[id] = waiter }
         guard page(direction).flight == nil else { return (id, .none) }
@@ -61,6 +58,15 @@ extension KeyStateMachine {
         }
         announce(into: &action)
         return (id, action)
+    }
+
+    /// Why a request for the page in `direction` would be turned away now, or `nil` when it would join
+    /// or start the page flight.
+    func pageRejection(_ direction: PageDirection, continueWhenError: Bool) -> PageRequestRejection? {
+        if flight != nil || hasUpdateInProgress { return .dataBeingReplaced }
+        if lastError != nil { return .lastRefreshFailed }
+        if page(direction).flight == nil, page(direction).error != nil, !continueWhenError { return .lastPageFailed }
+        return nil
     }
 
     /// Removes a page waiter whose task was cancelled. When nobody waits for the page and no stream is
@@ -103,7 +109,7 @@ extension KeyStateMachine {
         }
         modifyPage(direction) { $0.flight = nil }
         modifyPage(direction) { $0.error = error }
-        return endPage(direction)
+        return endPage(direction, error.map { .failed($0) } ?? .noMorePages)
     }
 
     /// Page flight `id` merged its page into the cache, which now holds `data`.
@@ -113,7 +119,7 @@ extension KeyStateMachine {
         modifyPage(direction) { $0.error = nil }
         content = hasAudience ? data : nil
         version &+= 1
-        var action = endPage(direction)
+        var action = endPage(direction, .loaded)
         passWriteTurn(into: &action)
         return action
     }
@@ -123,17 +129,18 @@ extension KeyStateMachine {
         precondition(isWriteOwner(.page(direction, id)), "pageSaveFailed for a page that is not saving")
         modifyPage(direction) { $0.flight = nil }
         modifyPage(direction) { $0.error = error }
-        var action = endPage(direction)
+        var action = endPage(direction, .failed(error))
         passWriteTurn(into: &action)
         return action
     }
 
     // MARK: Helpers
 
-    /// Releases the waiters of `direction` and tells every subscriber the key's state.
-    private mutating func endPage(_ direction: PageDirection) -> Action {
+    /// Releases the waiters of `direction` with `outcome` and tells every subscriber the key's state.
+    private mutating func endPage(_ direction: PageDirection, _ outcome: PageOutcome) -> Action {
         var action = Action.none
         action.releasePageWaiters = takePageWaiters(direction)
+        action.pageOutcome = outcome
         announce(into: &action)
         return action
     }

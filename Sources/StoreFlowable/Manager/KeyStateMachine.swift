@@ -58,6 +58,9 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer, PageWaiter> {
     var nextPage = PageLoad<PageWaiter>()
     /// Loading the page before the data.
     var prevPage = PageLoad<PageWaiter>()
+    /// Whether an update since the last finished one dropped a flight (which an update that ends up
+    /// writing nothing must then start again for the callers and streams it was fetching for).
+    private(set) var updateDroppedFlight = false
 
     /// Creates the state of a key nobody has touched.
     ///
@@ -241,6 +244,7 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer, PageWaiter> {
     ///   granted), and the effects.
     mutating func beginUpdate(_ writer: Writer) -> (id: ID, mayWriteNow: Bool, action: Action) {
         let id = makeID()
+        if let current = flight, current.phase != .saving { updateDroppedFlight = true }
         var action = supersedeFlight()
         action.merge(supersedePages())
         forgetPageErrors()
@@ -259,6 +263,7 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer, PageWaiter> {
     /// subscribes or waits. A failed update is remembered as the key's error and handed to the waiters.
     mutating func finishUpdate(_ id: ID, newData: Data?, error: (any Error)?) -> Action {
         precondition(isWriteOwner(.update(id)), "finishUpdate for an update that does not hold the write turn")
+        updateDroppedFlight = false
         var action = Action.none
         if let error {
             lastError = error
@@ -280,6 +285,21 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer, PageWaiter> {
         action.merge(abandonFlightIfUnwanted())
         passWriteTurn(into: &action)
         if !subscribers.isEmpty, let state = currentState { action.emission = (state, .all(subscribers)) }
+        return action
+    }
+
+    /// Update `id` wrote nothing (its transform or its read of the current value threw): the cache and
+    /// the key's error are unchanged. A flight the update dropped is started again for the callers and
+    /// streams it was fetching for, so nobody is left waiting or loading.
+    mutating func finishUpdateUnchanged(_ id: ID) -> Action {
+        precondition(
+            isWriteOwner(.update(id)), "finishUpdateUnchanged for an update that does not hold the write turn")
+        var action = Action.none
+        if updateDroppedFlight, hasAudience || !waiters.isEmpty {
+            action.merge(startFlightIfNeeded())
+        }
+        updateDroppedFlight = false
+        passWriteTurn(into: &action)
         return action
     }
 

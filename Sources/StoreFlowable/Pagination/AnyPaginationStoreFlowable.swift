@@ -68,6 +68,14 @@ public struct AnyPaginationStoreFlowable<Data: Sendable, Cursor: Sendable>: Pagi
         await base.update(newData: newData, nextCursor: nextCursor)
     }
 
+    /// See ``StoreFlowable/update(_:)``; the cached cursors are kept.
+    ///
+    /// - Parameter transform: Makes the new data from the cached data.
+    /// - Throws: The errors listed at ``StoreFlowable/update(_:)``.
+    public func update(_ transform: @escaping @Sendable (Data?) throws -> Data?) async throws {
+        try await base.update(transform)
+    }
+
     /// See ``StoreFlowable/clear()``.
     public func clear() async {
         await base.clear()
@@ -83,7 +91,17 @@ public struct AnyPaginationStoreFlowable<Data: Sendable, Cursor: Sendable>: Pagi
     /// See ``PaginationStoreFlowable/requestNextData(continueWhenError:)``.
     ///
     /// - Parameter continueWhenError: Whether to retry after the last next-page load failed.
-    public func requestNextData(continueWhenError: Bool = true) async {
+    /// - Returns: What the request did.
+    @discardableResult
+    public func requestNextData(continueWhenError: Bool = true) async -> PageRequestResult {
         await base.requestNextData(continueWhenError: continueWhenError)
+    }
+
+    /// See ``PaginationStoreFlowable/nextPageState()``.
+    ///
+    /// - Returns: The next direction's state and cached cursor.
+    /// - Throws: ``StoreFlowableError/cacheReadFailed(underlying:)`` when the cache read throws.
+    public func nextPageState() async throws -> PageState<Cursor> {
+        try await base.nextPageState()
     }
 }

@@ -68,6 +68,14 @@ public struct AnyTwoWayPaginationStoreFlowable<Data: Sendable, Cursor: Sendable>
         await base.update(newData: newData, nextCursor: nextCursor)
     }
 
+    /// See ``StoreFlowable/update(_:)``; the cached cursors are kept.
+    ///
+    /// - Parameter transform: Makes the new data from the cached data.
+    /// - Throws: The errors listed at ``StoreFlowable/update(_:)``.
+    public func update(_ transform: @escaping @Sendable (Data?) throws -> Data?) async throws {
+        try await base.update(transform)
+    }
+
     /// See ``StoreFlowable/clear()``.
     public func clear() async {
         await base.clear()
@@ -83,15 +91,35 @@ public struct AnyTwoWayPaginationStoreFlowable<Data: Sendable, Cursor: Sendable>
     /// See ``PaginationStoreFlowable/requestNextData(continueWhenError:)``.
     ///
     /// - Parameter continueWhenError: Whether to retry after the last next-page load failed.
-    public func requestNextData(continueWhenError: Bool = true) async {
+    /// - Returns: What the request did.
+    @discardableResult
+    public func requestNextData(continueWhenError: Bool = true) async -> PageRequestResult {
         await base.requestNextData(continueWhenError: continueWhenError)
+    }
+
+    /// See ``PaginationStoreFlowable/nextPageState()``.
+    ///
+    /// - Returns: The next direction's state and cached cursor.
+    /// - Throws: ``StoreFlowableError/cacheReadFailed(underlying:)`` when the cache read throws.
+    public func nextPageState() async throws -> PageState<Cursor> {
+        try await base.nextPageState()
     }
 
     /// See ``TwoWayPaginationStoreFlowable/requestPrevData(continueWhenError:)``.
     ///
     /// - Parameter continueWhenError: Whether to retry after the last previous-page load failed.
-    public func requestPrevData(continueWhenError: Bool = true) async {
+    /// - Returns: What the request did.
+    @discardableResult
+    public func requestPrevData(continueWhenError: Bool = true) async -> PageRequestResult {
         await base.requestPrevData(continueWhenError: continueWhenError)
+    }
+
+    /// See ``TwoWayPaginationStoreFlowable/prevPageState()``.
+    ///
+    /// - Returns: The previous direction's state and cached cursor.
+    /// - Throws: ``StoreFlowableError/cacheReadFailed(underlying:)`` when the cache read throws.
+    public func prevPageState() async throws -> PageState<Cursor> {
+        try await base.prevPageState()
     }
 
     /// See ``TwoWayPaginationStoreFlowable/update(newData:nextCursor:prevCursor:)``.

@@ -66,6 +66,14 @@ struct PaginationCallbackStore<Callback: PaginationStoreFlowableCallback>: Pagin
         await base.update(newData: newData.map { Record(data: $0, nextCursor: nextCursor, prevCursor: prevCursor) })
     }
 
+    func update(_ transform: @escaping @Sendable (Data?) throws -> Data?) async throws {
+        try await base.update(reading: .strict) { current in
+            try transform(current?.data).map {
+                Record(data: $0, nextCursor: current?.nextCursor, prevCursor: current?.prevCursor)
+            }
+        }
+    }
+
     func clear() async {
         await base.clear()
     }
@@ -74,12 +82,44 @@ struct PaginationCallbackStore<Callback: PaginationStoreFlowableCallback>: Pagin
         await base.dataState()
     }
 
-    func requestNextData(continueWhenError: Bool) async {
+    func requestNextData(continueWhenError: Bool) async -> PageRequestResult {
         await base.requestPage(.next, continueWhenError: continueWhenError)
     }
 
     /// Loads the previous page; see ``TwoWayPaginationStoreFlowable/requestPrevData(continueWhenError:)``.
-    func requestPrevData(continueWhenError: Bool) async {
+    func requestPrevData(continueWhenError: Bool) async -> PageRequestResult {
         await base.requestPage(.prev, continueWhenError: continueWhenError)
     }
+
+    func nextPageState() async throws -> PageState<Cursor> {
+        try await pageState(.next)
+    }
+
+    /// The previous direction's state; see ``TwoWayPaginationStoreFlowable/prevPageState()``.
+    func prevPageState() async throws -> PageState<Cursor> {
+        try await pageState(.prev)
+    }
+
+    /// The state of `direction`: what the state manager reports for it, with "nothing loading" turned
+    /// into whether the cached record has a cursor that way.
+    private func pageState(_ direction: PageDirection) async throws -> PageState<Cursor> {
+        let record: Record?
+        do {
+            record = try await base.callback.loadDataFromCache()
+        } catch {
+            throw StoreFlowableError.cacheReadFailed(underlying: error)
+        }
+        let cursor: Cursor? =
+            switch direction {
+            case .next: record?.nextCursor
+            case .prev: isTwoWay ? record?.prevCursor : nil
+            }
+        var state = await base.pageStatus(direction)
+        if case .fixed = state { state = .fixed(canRequestAdditionalData: cursor != nil) }
+        return PageState(state: state, cursor: cursor)
+    }
 }
+
+/// The store of a two-way paginated callback is the same store with its previous direction open (made
+/// with ``PaginationCallbackStore/init(twoWay:)``).
+extension PaginationCallbackStore: TwoWayPaginationStoreFlowable where Callback: TwoWayPaginationStoreFlowableCallback {}

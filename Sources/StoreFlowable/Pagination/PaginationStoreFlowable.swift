@@ -31,7 +31,22 @@ public protocol PaginationStoreFlowable<Data, Cursor>: StoreFlowable {
     /// is cancelled when no caller and no `publish()` stream waits for it any more.
     ///
     /// - Parameter continueWhenError: Whether to retry after the last next-page load failed.
-    func requestNextData(continueWhenError: Bool) async
+    /// - Returns: What the request did: ``PageRequestResult/loaded``, ``PageRequestResult/noMorePages``,
+    ///   ``PageRequestResult/refreshedFirstPage``, ``PageRequestResult/failed(_:)``,
+    ///   ``PageRequestResult/superseded``, ``PageRequestResult/cancelled``, or
+    ///   ``PageRequestResult/turnedAway(_:)`` with the reason.
+    @discardableResult
+    func requestNextData(continueWhenError: Bool) async -> PageRequestResult
+
+    /// The next direction's state and cached cursor, read without subscribing: whether another page
+    /// exists and whether one is loading or failed.
+    ///
+    /// Reads the cache on the caller's task and asks the state manager, which holds nothing for the
+    /// key afterwards.
+    ///
+    /// - Returns: The direction's state (as `publish()` reports it in a completed state) and its cursor.
+    /// - Throws: ``StoreFlowableError/cacheReadFailed(underlying:)`` when the cache read throws.
+    func nextPageState() async throws -> PageState<Cursor>
 
     /// Replaces the cached data and its next cursor, and tells every subscriber.
     ///
@@ -46,7 +61,10 @@ public protocol PaginationStoreFlowable<Data, Cursor>: StoreFlowable {
 
 extension PaginationStoreFlowable {
     /// Loads the next page, retrying after a failed one; see ``requestNextData(continueWhenError:)``.
-    public func requestNextData() async {
+    ///
+    /// - Returns: What the request did.
+    @discardableResult
+    public func requestNextData() async -> PageRequestResult {
         await requestNextData(continueWhenError: true)
     }
 }

@@ -11,7 +11,16 @@ public protocol TwoWayPaginationStoreFlowable<Data, Cursor>: PaginationStoreFlow
     /// outcomes for the previous direction.
     ///
     /// - Parameter continueWhenError: Whether to retry after the last previous-page load failed.
-    func requestPrevData(continueWhenError: Bool) async
+    /// - Returns: What the request did.
+    @discardableResult
+    func requestPrevData(continueWhenError: Bool) async -> PageRequestResult
+
+    /// The previous direction's state and cached cursor, read without subscribing; the mirror of
+    /// ``PaginationStoreFlowable/nextPageState()``.
+    ///
+    /// - Returns: The direction's state and its cursor.
+    /// - Throws: ``StoreFlowableError/cacheReadFailed(underlying:)`` when the cache read throws.
+    func prevPageState() async throws -> PageState<Cursor>
 
     /// Replaces the cached data and both its cursors, and tells every subscriber.
     ///
@@ -27,7 +36,10 @@ public protocol TwoWayPaginationStoreFlowable<Data, Cursor>: PaginationStoreFlow
 extension TwoWayPaginationStoreFlowable {
     /// Loads the previous page, retrying after a failed one; see
     /// ``requestPrevData(continueWhenError:)``.
-    public func requestPrevData() async {
+    ///
+    /// - Returns: What the request did.
+    @discardableResult
+    public func requestPrevData() async -> PageRequestResult {
         await requestPrevData(continueWhenError: true)
     }
 }

@@ -47,6 +47,6 @@ extension TwoWayPaginationStoreFlowableCallback {
     ///
     /// - Returns: A type-erased two-way paginated store.
     public func create() -> AnyTwoWayPaginationStoreFlowable<Data, Cursor> {
-        AnyTwoWayPaginationStoreFlowable(TwoWayPaginationCallbackStore(callback: self))
+        AnyTwoWayPaginationStoreFlowable(PaginationCallbackStore(twoWay: self))
     }
 }

@@ -77,6 +77,14 @@ public struct AnyStoreFlowable<Data: Sendable>: StoreFlowable {
         await base.update(newData: newData)
     }
 
+    /// See ``StoreFlowable/update(_:)``.
+    ///
+    /// - Parameter transform: Makes the new value from the cached one.
+    /// - Throws: The errors listed at ``StoreFlowable/update(_:)``.
+    public func update(_ transform: @escaping @Sendable (Data?) throws -> Data?) async throws {
+        try await base.update(transform)
+    }
+
     /// See ``StoreFlowable/clear()``.
     public func clear() async {
         await base.clear()

@@ -11,38 +11,56 @@ extension CallbackStore {
     /// - Parameters:
     ///   - direction: Which end of the data to extend.
     ///   - continueWhenError: Whether to retry after the last page load in `direction` failed.
-    func requestPage(_ direction: PageDirection, continueWhenError: Bool) async {
-        guard let pages else { return }
+    /// - Returns: What the request did.
+    func requestPage(_ direction: PageDirection, continueWhenError: Bool) async -> PageRequestResult {
+        guard let pages else { return .noMorePages }
         // From inside a callback of this key, the page (or the refresh) could only end after the
         // callback returns.
         let permit = WaitPermit.forFetch(of: node)
-        if permit.isRefused { return }
+        if permit.isRefused { return .turnedAway(.reentrantCall) }
         defer { permit.end() }
         do {
-            // Nothing cached: there is no page to continue from.
-            guard let cached = try await callback.loadDataFromCache(), pages.hasCursor(cached, direction) else {
-                return
-            }
+            guard let cached = try await callback.loadDataFromCache() else { return .turnedAway(.nothingCached) }
+            // No cursor that way: there is no page to continue from.
+            guard pages.hasCursor(cached, direction) else { return .noMorePages }
             if await callback.needRefresh(cachedData: cached) {
-                _ = try? await awaitFetch()
-                return
+                do {
+                    _ = try await awaitFetch()
+                    return .refreshedFirstPage
+                } catch is CancellationError where Task.isCancelled {
+                    return .cancelled
+                } catch {
+                    return .failed(error)
+                }
             }
         } catch {
             // Unreadable: the page flight reads again and reports what it finds.
         }
-        guard !Task.isCancelled else { return }
-        let waiter = OneShot<Void>()
-        let (id, effects) = await manager.requestPage(
+        guard !Task.isCancelled else { return .cancelled }
+        let waiter = OneShot<PageOutcome>()
+        let (id, effects, rejection) = await manager.requestPage(
             key, Data.self, direction, waiter: waiter, continueWhenError: continueWhenError)
         effects.run(for: self)
-        guard let id else { return }
+        guard let id else { return .turnedAway(rejection ?? .dataBeingReplaced) }
         do {
-            try await waiter.value(cancellable: true)
+            switch try await waiter.value(cancellable: true) {
+            case .loaded: return .loaded
+            case .noMorePages: return .noMorePages
+            case .failed(let error): return .failed(error)
+            case .superseded: return .superseded
+            }
         } catch {
             // Only cancellation resolves a page waiter with an error: take this caller off the list so
             // that the page flight is cancelled if nobody else waits.
             await manager.leavePage(key, Data.self, direction, waiter: id).run(for: self)
+            return .cancelled
         }
+    }
+
+    /// The state of `direction` as a completed state reports it before the cursor is known: `.loading`,
+    /// `.error`, or `.fixed` for "nothing loading".
+    func pageStatus(_ direction: PageDirection) async -> AdditionalLoadingState {
+        await manager.pageStatus(for: key, Data.self, direction)
     }
 
     func runPageFlight(_ direction: PageDirection, _ id: UInt64) async {

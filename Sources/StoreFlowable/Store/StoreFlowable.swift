@@ -67,6 +67,26 @@ public protocol StoreFlowable<Data>: Sendable {
     /// - Parameter newData: The new value, or `nil` to delete the cached value.
     func update(newData: Data?) async
 
+    /// Replaces the cached value with what `transform` makes of it, atomically: no other write of the
+    /// key (an update, a fetch's save, a page) runs between the read and the write.
+    ///
+    /// Reads the cache once it holds the key's write turn, hands the value (`nil` when nothing is
+    /// cached) to `transform`, and writes what it returns (`nil` deletes the cached value), with every
+    /// promise of ``update(newData:)``. When the read or `transform` throws, nothing is written, the
+    /// key's state is unchanged, and a fetch the update dropped starts again for whoever waited for it.
+    /// Use it for read-modify-write edits (appending an item to a cached list, toggling a flag) that
+    /// "read, then `update`" would race.
+    ///
+    /// `transform` runs synchronously while the write turn is held: keep it quick and do not call the
+    /// store from it.
+    ///
+    /// - Parameter transform: Makes the new value from the cached one.
+    /// - Throws: What `transform` throws; ``StoreFlowableError/cacheReadFailed(underlying:)`` when the
+    ///   read throws; ``StoreFlowableError/cacheWriteFailed(underlying:)`` when the write throws (as
+    ///   for ``update(newData:)``, subscribers then see `.error`); ``StoreFlowableError/reentrantCall``
+    ///   when called from inside the key's own cache write. Cancelling the caller does not stop it.
+    func update(_ transform: @escaping @Sendable (Data?) throws -> Data?) async throws
+
     /// Deletes the cached value and forgets the key's error; subscribers stay attached.
     ///
     /// Equivalent to `update(newData: nil)`: existing `publish()` streams see `.loading(content: nil)`

@@ -123,7 +123,7 @@ struct ListAPIPagingTests {
         await eventually { await manager.pageWaiterCount(for: "feed", PagedData<[Int], Int>.self, .next) == 3 }
         #expect(api.waitingAtGateCount == 1)
         api.release()
-        for caller in callers { await caller.value }
+        for caller in callers { _ = await caller.value }
         #expect(api.requestedPages == [0, 1])
         #expect(api.maxConcurrentRequests == 1)
         #expect(try await store.requireData() == Array(1...20))
@@ -140,7 +140,7 @@ struct ListAPIPagingTests {
         await api.waitForRequests(2)
         caller.cancel()
         await api.waitForCancellations(1)
-        await caller.value
+        _ = await caller.value
         #expect(api.cancelledCount == 1)
         #expect(cache.value == PagedData(data: Array(1...10), nextCursor: 1))
 
@@ -246,8 +246,8 @@ struct ListAPIPagingTests {
         #expect(api.waitingAtGateCount == 2)
         api.append(contentsOf: [26, 27])
         api.release()
-        await older.value
-        await newer.value
+        _ = await older.value
+        _ = await newer.value
         #expect(cache.value?.data == Array(6...27))
         #expect(api.maxConcurrentRequests == 2)
     }

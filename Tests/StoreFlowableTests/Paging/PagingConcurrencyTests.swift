@@ -18,7 +18,7 @@ struct PagingConcurrencyTests {
         let store = fixture.store
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<1_000 {
-                group.addTask { direction == .next ? await store.requestNextData() : await store.requestPrevData() }
+                group.addTask { _ = direction == .next ? await store.requestNextData() : await store.requestPrevData() }
             }
             await eventually {
                 await fixture.manager.pageWaiterCount(for: "list", PagingFixture.Record.self, direction) == 1_000
@@ -48,9 +48,9 @@ struct PagingConcurrencyTests {
         await fixture.nextOrigin.waitForCalls(1)
         await fixture.prevOrigin.waitForCalls(1)
         fixture.prevOrigin.release()
-        await prev.valueOrCancel
+        _ = await prev.valueOrCancel
         fixture.nextOrigin.release()
-        await next.valueOrCancel
+        _ = await next.valueOrCancel
         #expect(fixture.cache.value == PagedData(data: [8, 9, 10, 11, 12, 13], nextCursor: nil, prevCursor: nil))
         await fixture.waitUntilReleased()
     }
@@ -71,8 +71,8 @@ struct PagingConcurrencyTests {
         }
         #expect(fixture.cache.heldWriteCount == 1)
         fixture.cache.releaseWrites()
-        await next.valueOrCancel
-        await prev.valueOrCancel
+        _ = await next.valueOrCancel
+        _ = await prev.valueOrCancel
         #expect(fixture.cache.value?.data == [9, 10, 11, 12])
         #expect(fixture.cache.writes.map { $0?.data } == [[10, 11, 12], [9, 10, 11, 12]])
         await fixture.waitUntilReleased()
@@ -85,7 +85,7 @@ struct PagingConcurrencyTests {
         let request = Task { await store.requestNextData() }
         await fixture.nextOrigin.waitForCalls(1)
         request.cancel()
-        await request.valueOrCancel
+        _ = await request.valueOrCancel
         // The fetch saw its task cancelled (the origin's gate throws CancellationError then).
         await fixture.nextOrigin.waitForCancellations(1)
         #expect(fixture.cache.writeCount == 0)
@@ -102,7 +102,7 @@ struct PagingConcurrencyTests {
         let request = Task { await store.requestNextData() }
         await fixture.nextOrigin.waitForCalls(1)
         request.cancel()
-        await request.valueOrCancel
+        _ = await request.valueOrCancel
         #expect(fixture.nextOrigin.cancelledCount == 0)
         fixture.nextOrigin.release()
         try await recorder.waitForLatest {
@@ -120,7 +120,7 @@ struct PagingConcurrencyTests {
         let first = Task { await store.requestNextData() }
         await callback.counter.waitForCalls(1)
         first.cancel()
-        await first.valueOrCancel
+        _ = await first.valueOrCancel
         // The cancelled page fetch ignores cancellation and is still running: a new request joins a
         // page flight whose origin call waits for it.
         let second = Task { await store.requestNextData() }
@@ -130,7 +130,7 @@ struct PagingConcurrencyTests {
         }
         #expect(callback.counter.callCount == 1)
         gate.resolve(.success(true))
-        await second.valueOrCancel
+        _ = await second.valueOrCancel
         #expect(callback.counter.callCount == 2)
         #expect(callback.counter.maxConcurrentCalls == 1)
         #expect(callback.cache.value?.data == [10, 11, 2])

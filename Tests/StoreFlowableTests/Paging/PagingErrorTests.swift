@@ -54,7 +54,7 @@ struct PagingErrorTests {
             $0.snapshot == .completedPaging([10, 11], next: .error("next"), prev: .loading)
         }
         fixture.prevOrigin.release()
-        await prev.valueOrCancel
+        _ = await prev.valueOrCancel
         try await recorder.waitForLatest {
             $0.snapshot == .completedPaging([9, 10, 11], next: .error("next"), prev: .noMoreData)
         }
@@ -105,7 +105,7 @@ struct PagingErrorTests {
         await fixture.nextOrigin.waitForCalls(1)
         fixture.cache.value = nil
         fixture.nextOrigin.release()
-        await request.valueOrCancel
+        _ = await request.valueOrCancel
         let latest = try await recorder.waitForLatest { $0.isCompleted && !$0.isNextFixed && !$0.isNextLoading }
         guard case .completed(_, .error(StoreFlowableError.noValidCache), _) = latest else {
             Issue.record("expected next: .error(noValidCache), got \(latest)")

@@ -130,7 +130,7 @@ private struct Scenario {
         for (direction, start) in starts where start == .loading {
             let calls = origin(direction).callCount
             origin(direction).hold()
-            background.append(Task { await direction == .next ? store.requestNextData() : store.requestPrevData() })
+            background.append(Task { _ = await direction == .next ? store.requestNextData() : store.requestPrevData() })
             await origin(direction).waitForCalls(calls + 1)
         }
         let expected = StateSnapshot<[Int]>.completedPaging(
@@ -152,7 +152,7 @@ private struct Scenario {
     }
 
     func request(_ direction: PageDirection) async {
-        direction == .next ? await store.requestNextData() : await store.requestPrevData()
+        _ = direction == .next ? await store.requestNextData() : await store.requestPrevData()
     }
 
     static func page(_ direction: PageDirection) -> FetchedPage<[Int], Int> {

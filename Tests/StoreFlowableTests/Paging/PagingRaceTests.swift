@@ -48,7 +48,7 @@ struct PagingRaceTests {
         await origin.waitForCalls(1)
         await Self.replace(replacement, on: store, fixture: fixture)
         // The page request was released when the replacement superseded it, and its fetch cancelled.
-        await page.valueOrCancel
+        _ = await page.valueOrCancel
         await origin.waitForCancellations(1)
         origin.release()
         #expect(fixture.cache.value == Self.expectedRecord(after: replacement))
@@ -71,7 +71,7 @@ struct PagingRaceTests {
         fixture.cache.holdWrites()
         let replacing = Task { await Self.replace(replacement, on: store, fixture: fixture) }
         await fixture.cache.waitForWriteAttempts(1)
-        await page.valueOrCancel
+        _ = await page.valueOrCancel
         fixture.cache.releaseWrites()
         await replacing.valueOrCancel
         fixture.nextOrigin.release()
@@ -102,7 +102,7 @@ struct PagingRaceTests {
             await fixture.manager.writeQueueLength(for: "list", PagingFixture.Record.self) == 1
         }
         fixture.cache.releaseWrites()
-        await page.valueOrCancel
+        _ = await page.valueOrCancel
         await refresh.valueOrCancel
         #expect(fixture.cache.writes.map { $0?.data } == [[10, 11, 12], [1, 2]])
         #expect(fixture.cache.value == PagedData(data: [1, 2], nextCursor: 3, prevCursor: nil))

@@ -179,7 +179,7 @@ struct PagingReviewTests {
         let recorder = StateRecorder(store.publish())
         await eventually { await fixture.manager.registryCounts(for: "list", ReviewRecord.self).subscribers == 1 }
         fixture.cache.releaseWrites()
-        await page.valueOrCancel
+        _ = await page.valueOrCancel
         try await recorder.waitUntil { !$0.isEmpty }
         let first = try #require(recorder.states.first)
         #expect(first.isLoadingState, "first state of a stream that read stale data: \(first.snapshot)")
@@ -205,7 +205,7 @@ struct PagingReviewTests {
         let read = try await fixture.cache.load()
         // The page is merged before the stream reports its read.
         fixture.nextOrigin.release()
-        await page.valueOrCancel
+        _ = await page.valueOrCancel
         await stream.initialRead(fixture, runner: runner, cached: read, isValid: false)
         let probe = try #require(await fixture.manager.reviewProbe(for: "list", ReviewRecord.self))
         let hadFlight = probe.hasFlight || fixture.origin.callCount > 0
@@ -233,7 +233,7 @@ struct PagingReviewTests {
         fixture.cache.failReads(with: nil)
         fixture.cache.failWrites(with: TestError("full"))
         fixture.cache.releaseWrites()
-        await page.valueOrCancel
+        _ = await page.valueOrCancel
         fixture.cache.failWrites(with: nil)
         let probe = try #require(await fixture.manager.reviewProbe(for: "list", ReviewRecord.self))
         // With no flight and no current state, the announce of the failed page emitted nothing, and
@@ -302,7 +302,7 @@ struct PagingReviewTests {
             recorder.states.first?.snapshot
                 == .completedPaging([10, 11], next: .loading, prev: .fixed(canRequestAdditionalData: true)))
         fixture.nextOrigin.release()
-        await page.valueOrCancel
+        _ = await page.valueOrCancel
         try await recorder.waitForLatest {
             $0.snapshot
                 == .completedPaging([10, 11, 12], next: .noMoreData, prev: .fixed(canRequestAdditionalData: true))
@@ -323,7 +323,7 @@ struct PagingReviewTests {
         // Nothing yet: the write in progress decides the first state.
         #expect(recorder.states.isEmpty)
         fixture.cache.releaseWrites()
-        await page.valueOrCancel
+        _ = await page.valueOrCancel
         try await recorder.waitUntil { !$0.isEmpty }
         #expect(
             recorder.states.map(\.snapshot)
@@ -346,7 +346,7 @@ struct PagingReviewTests {
         let runner = ReviewManualStream.runner(for: fixture)
         let stream = try await ReviewManualStream.attach(fixture, runner: runner)
         let read = try await fixture.cache.load()
-        await runner.requestPage(.next, continueWhenError: true)
+        _ = await runner.requestPage(.next, continueWhenError: true)
         await stream.initialRead(fixture, runner: runner, cached: read, isValid: true)
         let states = await stream.finish(fixture, runner: runner)
         #expect(
@@ -372,7 +372,7 @@ struct PagingReviewTests {
         let request = Task { await store.requestNextData() }
         await fixture.cache.waitForWriteAttempts(1)
         request.cancel()
-        await request.valueOrCancel
+        _ = await request.valueOrCancel
         recorder.cancel()
         await eventually {
             let counts = await fixture.manager.registryCounts(for: "list", ReviewRecord.self)
@@ -398,12 +398,12 @@ struct PagingReviewTests {
         let prev = Task { await store.requestPrevData() }
         await eventually { await fixture.manager.writeQueueLength(for: "list", ReviewRecord.self) == 1 }
         prev.cancel()
-        await prev.valueOrCancel
+        _ = await prev.valueOrCancel
         await eventually { await fixture.manager.writeQueueLength(for: "list", ReviewRecord.self) == 0 }
         let probe = try #require(await fixture.manager.reviewProbe(for: "list", ReviewRecord.self))
         #expect(probe.prevFlight == nil)
         fixture.cache.releaseWrites()
-        await next.valueOrCancel
+        _ = await next.valueOrCancel
         #expect(fixture.cache.writes == [PagedData(data: [10, 11, 12], nextCursor: 13, prevCursor: 9)])
         await fixture.waitUntilReleased()
     }
@@ -426,12 +426,12 @@ struct PagingReviewTests {
         await eventually { await fixture.manager.writeQueueLength(for: "list", ReviewRecord.self) == 1 }
         let clear = Task { await store.clear() }
         // The previous page's requester is released when the clear supersedes it.
-        await prev.valueOrCancel
+        _ = await prev.valueOrCancel
         await eventually {
             await fixture.manager.reviewProbe(for: "list", ReviewRecord.self)?.queued == ["update"]
         }
         fixture.cache.releaseWrites()
-        await next.valueOrCancel
+        _ = await next.valueOrCancel
         await clear.valueOrCancel
         try await recorder.waitForLatest { $0.content == [1, 2] && $0.isCompleted }
         #expect(
@@ -464,7 +464,7 @@ struct PagingReviewTests {
         await fixture.nextOrigin.waitForCalls(2)
         await fixture.manager.resetError(for: "list", of: ReviewRecord.self)
         fixture.nextOrigin.release()
-        await retry.valueOrCancel
+        _ = await retry.valueOrCancel
         try await recorder.waitForLatest {
             $0.snapshot
                 == .completedPaging([10, 11, 12], next: .noMoreData, prev: .fixed(canRequestAdditionalData: true))
@@ -507,7 +507,7 @@ struct PagingReviewTests {
         let prev = Task { await store.requestPrevData() }
         await eventually { await fixture.manager.reviewProbe(for: "list", ReviewRecord.self)?.queued == ["prev"] }
         let refresh = Task { await store.refresh() }
-        await prev.valueOrCancel  // superseded by the refresh
+        _ = await prev.valueOrCancel  // superseded by the refresh
         await eventually { await fixture.manager.reviewProbe(for: "list", ReviewRecord.self)?.queued == ["flight"] }
         // A page request now is turned away (the first page is loading).
         await store.requestNextData()
@@ -517,7 +517,7 @@ struct PagingReviewTests {
         // Turned away too (an update is queued).
         await store.requestPrevData()
         fixture.cache.releaseWrites()
-        await next.valueOrCancel
+        _ = await next.valueOrCancel
         await update.valueOrCancel
         await refresh.valueOrCancel
         #expect(
@@ -551,7 +551,7 @@ struct PagingReviewTests {
         await store.requestPrevData()
         #expect(fixture.prevOrigin.callCount == 0)
         fixture.cache.releaseWrites()
-        await next.valueOrCancel
+        _ = await next.valueOrCancel
         await update.valueOrCancel
         // update(newData:) read the cache at its turn: it keeps the cursors the next page wrote.
         #expect(fixture.cache.value == PagedData(data: [5], nextCursor: 13, prevCursor: 9))
@@ -598,7 +598,7 @@ struct PagingReviewTests {
         let first = Task { await store.requestNextData() }
         await fixture.nextOrigin.waitForCalls(1)
         first.cancel()
-        await first.valueOrCancel
+        _ = await first.valueOrCancel
         let second = Task { await store.requestNextData() }
         await eventually { await fixture.manager.pageWaiterCount(for: "list", ReviewRecord.self, .next) == 1 }
         let probe = try #require(await fixture.manager.reviewProbe(for: "list", ReviewRecord.self))
@@ -608,7 +608,7 @@ struct PagingReviewTests {
         } else {
             await store.refresh()
         }
-        await second.valueOrCancel  // returns while the drained call is still held at the gate
+        _ = await second.valueOrCancel  // returns while the drained call is still held at the gate
         #expect(fixture.nextOrigin.callCount == 1)
         gate.resolve(.success(()))
         await fixture.waitUntilReleased()
@@ -633,7 +633,7 @@ struct PagingReviewTests {
         let request = Task { await store.requestPrevData() }
         await fixture.prevOrigin.waitForCalls(1)
         request.cancel()
-        await request.valueOrCancel
+        _ = await request.valueOrCancel
         #expect(await fixture.manager.pageWaiterCount(for: "list", ReviewRecord.self, .prev) == 0)
         fixture.prevOrigin.release()
         try await recorder.waitForLatest {
@@ -651,8 +651,8 @@ struct PagingReviewTests {
     /// old flight or waiter cannot touch the new state, whose ids are all above the old ones.
     @Test func lateEventsOfAReleasedKeysPageFlightNeverMatchTheNewState() async throws {
         let manager = FlowableDataStateManager<String>()
-        let (oldWaiter, oldEffects) = await manager.requestPage(
-            "k", String.self, .next, waiter: OneShot<Void>(), continueWhenError: true)
+        let (oldWaiter, oldEffects, _) = await manager.requestPage(
+            "k", String.self, .next, waiter: OneShot<PageOutcome>(), continueWhenError: true)
         let oldWaiterID = try #require(oldWaiter)
         let oldFlight = try #require(oldEffects.action.startPages.first?.id)
         // The only requester leaves: the flight drains; its call then returns: the key is released.
@@ -662,8 +662,8 @@ struct PagingReviewTests {
         _ = await manager.pageFailed("k", String.self, .next, flight: oldFlight, error: CancellationError())
         #expect(await manager.trackedKeyCount == 0)
 
-        let newWaiter = OneShot<Void>()
-        let (newWaiterID, newEffects) = await manager.requestPage(
+        let newWaiter = OneShot<PageOutcome>()
+        let (newWaiterID, newEffects, _) = await manager.requestPage(
             "k", String.self, .next, waiter: newWaiter, continueWhenError: true)
         let newFlight = try #require(newEffects.action.startPages.first?.id)
         #expect(try #require(newWaiterID) > oldFlight && newFlight > oldFlight)
@@ -755,7 +755,7 @@ struct PagingReviewOrderTests {
                                 kind == 2 ? await store.requestNextData() : await store.requestPrevData()
                             }
                             task.cancel()
-                            await task.valueOrCancel
+                            _ = await task.valueOrCancel
                         case 3..<13: await store.requestNextData()
                         default: await store.requestPrevData()
                         }

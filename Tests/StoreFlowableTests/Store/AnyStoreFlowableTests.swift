@@ -15,6 +15,7 @@ struct AnyStoreFlowableTests {
         func validate() async {}
         func refresh() async {}
         func update(newData: String?) async {}
+        func update(_ transform: @escaping @Sendable (String?) throws -> String?) async throws {}
         func clear() async {}
         func dataState() async -> DataState { .fixed }
     }

@@ -33,7 +33,7 @@ struct PagingStressTests {
                         } else if index % 10 == 3 {
                             let task = Task { await store.requestNextData() }
                             task.cancel()
-                            await task.valueOrCancel
+                            _ = await task.valueOrCancel
                         } else if index % 2 == 0 {
                             await store.requestNextData(continueWhenError: index % 4 == 0)
                         } else {
