@@ -32,16 +32,24 @@ extension FlowableDataStateManager {
         apply(key, Data.self, creating: false) { machine in machine.leavePage(direction, waiter: id) }
     }
 
+    /// The page of flight `id` came back from the origin.
+    ///
+    /// - Parameter startVersion: The key's write version when the flight started, if known.
+    /// - Returns: The decision; the effects; and whether the flight may merge into the record it read
+    ///   after it started: it writes now, and no write completed since it started.
     func pageReturned<Data: Sendable>(
-        _ key: Key, _: Data.Type, _ direction: PageDirection, flight id: UInt64, writer: OneShot<Bool>
-    ) -> (decision: KeySlot.Machine.FetchReturnDecision, effects: KeyEffects) {
+        _ key: Key, _: Data.Type, _ direction: PageDirection, flight id: UInt64, writer: OneShot<Bool>,
+        startVersion: UInt64? = nil
+    ) -> (decision: KeySlot.Machine.FetchReturnDecision, effects: KeyEffects, readIsCurrent: Bool) {
         var decision = KeySlot.Machine.FetchReturnDecision.discard
+        var readIsCurrent = false
         let effects = apply(key, Data.self, creating: false) { machine in
             let (decided, action) = machine.pageReturned(direction, id, writer: writer)
             decision = decided
+            readIsCurrent = decided == .write && machine.version == startVersion
             return action
         }
-        return (decision, effects)
+        return (decision, effects, readIsCurrent)
     }
 
     func pageFailed<Data: Sendable>(

@@ -10,8 +10,9 @@ struct KeyEffects: Sendable {
     var flightToStart: (id: UInt64, handle: FlightHandle)?
     /// The handle of a flight to cancel.
     var flightToCancel: FlightHandle?
-    /// Page flights to start, with their handles.
-    var pagesToStart: [(direction: PageDirection, id: UInt64, handle: FlightHandle)] = []
+    /// Page flights to start, with the key's write version when they were started (see
+    /// ``FlightRunner/runPageFlight(_:_:startVersion:)``) and their handles.
+    var pagesToStart: [(direction: PageDirection, id: UInt64, version: UInt64, handle: FlightHandle)] = []
     /// The handles of page flights to cancel.
     var pagesToCancel: [FlightHandle] = []
     /// The order of the emission among the key's emissions; a subscription never delivers an older
@@ -63,8 +64,8 @@ struct KeyEffects: Sendable {
         if let (id, handle) = flightToStart {
             handle.start { await runner.runFlight(id) }
         }
-        for (direction, id, handle) in pagesToStart {
-            handle.start { await runner.runPageFlight(direction, id) }
+        for (direction, id, version, handle) in pagesToStart {
+            handle.start { await runner.runPageFlight(direction, id, startVersion: version) }
         }
     }
 }
@@ -75,5 +76,8 @@ protocol FlightRunner: Sendable {
     func runFlight(_ id: UInt64) async
     /// Fetches the page in `direction`, merges it into the cache and reports each step to the state
     /// manager.
-    func runPageFlight(_ direction: PageDirection, _ id: UInt64) async
+    ///
+    /// - Parameter startVersion: The key's write version when the flight was started: when no write
+    ///   completed since, the flight merges into what it read instead of reading again.
+    func runPageFlight(_ direction: PageDirection, _ id: UInt64, startVersion: UInt64) async
 }

@@ -54,7 +54,7 @@ final class KeySlot {
         for (direction, id) in action.startPages {
             let handle = FlightHandle()
             pageHandles[direction] = handle
-            effects.pagesToStart.append((direction, id, handle))
+            effects.pagesToStart.append((direction, id, machine.version, handle))
         }
         if !pageHandles.isEmpty {
             for direction in PageDirection.allCases where machine.page(direction).flight == nil {

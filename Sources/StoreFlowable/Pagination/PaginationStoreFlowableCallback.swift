@@ -73,6 +73,27 @@ public protocol PaginationStoreFlowableCallback: Sendable {
     /// - Returns: The data with the page merged at its end.
     func mergeNextPage(_ page: Data, into cachedData: Data) -> Data
 
+    /// Bounds the cached list after a next page was merged into it: returns the record to cache.
+    ///
+    /// The default keeps everything. To keep a long list bounded (as TanStack Query's `maxPages`
+    /// does), drop items from the far end, the start, and set the record's previous cursor so that the
+    /// dropped items can be loaded again as previous pages; with one-way paging they come back with a
+    /// refresh. ``PagedData/keepingLast(_:prevCursor:)`` does this for collections. It runs while the
+    /// key's write turn is held, right after ``mergeNextPage(_:into:)``: keep it quick.
+    ///
+    /// - Parameter record: The cached data with the page merged and the page's next cursor.
+    /// - Returns: The record to write.
+    func trimAfterNextPage(_ record: PagedData<Data, Cursor>) -> PagedData<Data, Cursor>
+
+    /// Whether something other than the stores of this library writes the cache: another process
+    /// sharing a database, a cleanup job.
+    ///
+    /// When `false` (the default), a page is merged into the cache read its fetch started with, as
+    /// long as no store of the key's state manager wrote the cache since; that saves one cache read
+    /// per page (see the cost per page in `Docs/Pagination.md`). When `true`, every merge reads the
+    /// cache again while the write turn is held, so a write made elsewhere is never merged over.
+    var cacheHasOtherWriters: Bool { get }
+
     /// Decides whether the cached data is stale and must be fetched again from its first page.
     ///
     /// - Parameter cachedData: The data just read from the cache.
@@ -95,6 +116,17 @@ extension PaginationStoreFlowableCallback where Data: RangeReplaceableCollection
 }
 
 extension PaginationStoreFlowableCallback {
+    /// Keeps the whole list: no bound.
+    ///
+    /// - Parameter record: The cached data with the page merged.
+    /// - Returns: `record` unchanged.
+    public func trimAfterNextPage(_ record: PagedData<Data, Cursor>) -> PagedData<Data, Cursor> {
+        record
+    }
+
+    /// Only this library's stores write the cache.
+    public var cacheHasOtherWriters: Bool { false }
+
     /// Creates the store that serves this callback's list.
     ///
     /// Creating a store is cheap; stores created from callbacks with the same key and manager share one

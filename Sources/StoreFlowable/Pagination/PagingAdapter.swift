@@ -33,15 +33,17 @@ struct PagingAdapter<Callback: PaginationStoreFlowableCallback>: StoreFlowableCa
         let page = try await callback.fetchNextDataFromOrigin(nextCursor: cursor, data: record.data)
         let callback = callback
         return { current in
-            PagedData(
-                data: callback.mergeNextPage(page.data, into: current.data), nextCursor: page.cursor,
-                prevCursor: current.prevCursor)
+            callback.trimAfterNextPage(
+                PagedData(
+                    data: callback.mergeNextPage(page.data, into: current.data), nextCursor: page.cursor,
+                    prevCursor: current.prevCursor))
         }
     }
 
     /// Loads pages after the data only: one-way paging.
     var oneWayPages: PageLoader<Data> {
         PageLoader(
+            rereadsBeforeMerging: callback.cacheHasOtherWriters,
             hasCursor: { record, direction in direction == .next && record.nextCursor != nil },
             fetch: { direction, record in
                 direction == .next ? try await fetchNext(after: record) : nil
@@ -57,15 +59,17 @@ extension PagingAdapter where Callback: TwoWayPaginationStoreFlowableCallback {
         let page = try await callback.fetchPrevDataFromOrigin(prevCursor: cursor, data: record.data)
         let callback = callback
         return { current in
-            PagedData(
-                data: callback.mergePrevPage(page.data, into: current.data), nextCursor: current.nextCursor,
-                prevCursor: page.cursor)
+            callback.trimAfterPrevPage(
+                PagedData(
+                    data: callback.mergePrevPage(page.data, into: current.data), nextCursor: current.nextCursor,
+                    prevCursor: page.cursor))
         }
     }
 
     /// Loads pages on both sides of the data: two-way paging.
     var twoWayPages: PageLoader<Data> {
         PageLoader(
+            rereadsBeforeMerging: callback.cacheHasOtherWriters,
             hasCursor: { record, direction in
                 switch direction {
                 case .next: record.nextCursor != nil

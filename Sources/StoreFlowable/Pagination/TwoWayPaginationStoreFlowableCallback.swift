@@ -26,6 +26,14 @@ public protocol TwoWayPaginationStoreFlowableCallback: PaginationStoreFlowableCa
     ///   - cachedData: What the cache holds now.
     /// - Returns: The data with the page merged at its start.
     func mergePrevPage(_ page: Data, into cachedData: Data) -> Data
+
+    /// Bounds the cached list after a previous page was merged into it: the mirror of
+    /// ``PaginationStoreFlowableCallback/trimAfterNextPage(_:)``, dropping items from the end and
+    /// setting the next cursor (``PagedData/keepingFirst(_:nextCursor:)`` does this for collections).
+    ///
+    /// - Parameter record: The cached data with the page merged and the page's previous cursor.
+    /// - Returns: The record to write.
+    func trimAfterPrevPage(_ record: PagedData<Data, Cursor>) -> PagedData<Data, Cursor>
 }
 
 extension TwoWayPaginationStoreFlowableCallback where Data: RangeReplaceableCollection {
@@ -39,6 +47,16 @@ extension TwoWayPaginationStoreFlowableCallback where Data: RangeReplaceableColl
         var merged = page
         merged.append(contentsOf: cachedData)
         return merged
+    }
+}
+
+extension TwoWayPaginationStoreFlowableCallback {
+    /// Keeps the whole list: no bound.
+    ///
+    /// - Parameter record: The cached data with the page merged.
+    /// - Returns: `record` unchanged.
+    public func trimAfterPrevPage(_ record: PagedData<Data, Cursor>) -> PagedData<Data, Cursor> {
+        record
     }
 }
 

@@ -63,17 +63,19 @@ extension CallbackStore {
         await manager.pageStatus(for: key, Data.self, direction)
     }
 
-    func runPageFlight(_ direction: PageDirection, _ id: UInt64) async {
+    func runPageFlight(_ direction: PageDirection, _ id: UInt64, startVersion: UInt64) async {
         let merge: @Sendable (Data) -> Data
+        let cached: Data?
         do {
             // A page flight cancelled before its task started never calls the origin, but still reports
             // back, so that the state manager knows no page call of this direction is running.
             try Task.checkCancellation()
             let node = node
-            let cached = try await readCacheForPage()
+            let read = try await readCacheForPage()
+            cached = read
             let fetched = try await CallbackScope.run(node, .fetch) { () async throws -> (@Sendable (Data) -> Data)? in
-                guard let pages, let cached else { return nil }
-                return try await pages.fetch(direction, cached)
+                guard let pages, let read else { return nil }
+                return try await pages.fetch(direction, read)
             }
             guard let fetched else {
                 // No cursor that way any more: nothing to fetch.
@@ -87,15 +89,20 @@ extension CallbackStore {
             return
         }
         let writer = OneShot<Bool>()
-        let (decision, drained) = await manager.pageReturned(key, Data.self, direction, flight: id, writer: writer)
+        let (decision, drained, readIsCurrent) = await manager.pageReturned(
+            key, Data.self, direction, flight: id, writer: writer, startVersion: startVersion)
         drained.run(for: self)
+        // When no write completed since the flight started, the cache still holds what it read: merge
+        // into that instead of reading again.
+        let reusable = readIsCurrent && pages?.rereadsBeforeMerging == false ? cached : nil
         guard await mayWrite(decision, writer: writer) else { return }
         let effects: KeyEffects
         do {
             // The write turn is held: nothing else writes the cache now, so the page is merged into
             // exactly what it holds (which includes a page the other direction wrote meanwhile).
             let merged = try await CallbackScope.run(node, .write) { () async throws -> Data in
-                guard let current = try await readCacheForPage() else { throw StoreFlowableError.noValidCache }
+                let read = if let reusable { reusable } else { try await readCacheForPage() }
+                guard let current = read else { throw StoreFlowableError.noValidCache }
                 let merged = merge(current)
                 do {
                     try await callback.saveDataToCache(newData: merged)

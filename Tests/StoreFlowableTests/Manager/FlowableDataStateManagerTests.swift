@@ -6,7 +6,7 @@ import Testing
 /// A flight runner that runs nothing, for driving the manager's events by hand.
 private struct IdleRunner: FlightRunner {
     func runFlight(_ id: UInt64) async {}
-    func runPageFlight(_ direction: PageDirection, _ id: UInt64) async {}
+    func runPageFlight(_ direction: PageDirection, _ id: UInt64, startVersion: UInt64) async {}
 }
 
 /// The manager's own promises: late events meant for a released key state never touch the key's next

@@ -97,10 +97,13 @@ struct PagingErrorTests {
     }
 
     @Test func aCacheEmptiedBehindTheStoresBackFailsTheMergeWithNoValidCache() async throws {
+        // A cache written elsewhere (`cacheHasOtherWriters`): every merge reads it again.
         let fixture = PagingFixture(cached: Self.base)
         fixture.nextOrigin.enqueue(value: FetchedPage(data: [12], cursor: nil))
         fixture.nextOrigin.hold()
-        let (store, recorder) = try await Self.watched(fixture)
+        let store = SharedCacheCallback(base: fixture.callback).create()
+        let recorder = StateRecorder(store.publish())
+        try await recorder.waitForLatest { $0.content == [10, 11] && $0.isCompleted }
         let request = Task { await store.requestNextData() }
         await fixture.nextOrigin.waitForCalls(1)
         fixture.cache.value = nil
