@@ -19,7 +19,7 @@ import StoreFlowable
 /// - The waiting methods suspend without polling; ``waitForWriteAttempts(_:)`` and
 ///   ``waitForReads(_:)`` return early when the calling task is cancelled, while a held ``save(_:)``
 ///   ignores cancellation, like a write that has reached the disk.
-public final class InMemoryCache<Value: Sendable>: Sendable {
+public final class InMemoryCache<Value: Sendable>: RecordCache {
     /// The value, records, failure switches and waiters, guarded by one lock.
     struct State: Sendable {
         var value: Value?
@@ -34,6 +34,9 @@ public final class InMemoryCache<Value: Sendable>: Sendable {
         var writeAttemptWaiters = WaiterList<Int, Void>()
     }
 
+    /// Guards ``State``, following the rule at ``WaiterList``: held only to read and update it, never
+    /// while resuming a continuation or touching a task, and a replaced value or error is released
+    /// after unlocking; the cancellation handlers of the waiting methods take it.
     private let state: LockedValue<State>
 
     /// Creates a cache holding `initial`.
@@ -46,7 +49,7 @@ public final class InMemoryCache<Value: Sendable>: Sendable {
     /// The cached value, read or written directly; this access is not recorded and never fails.
     public var value: Value? {
         get { state.withLock { $0.value } }
-        set { state.withLock { $0.value = newValue } }
+        set { _ = state.replace(\.value, with: newValue) }
     }
 
     // MARK: Cache operations
@@ -88,10 +91,12 @@ public final class InMemoryCache<Value: Sendable>: Sendable {
             afterArriving: {
                 for waiter in reached { waiter.resume() }
             })
-        try state.withLock { state in
+        _ = try state.withLock { state in
             if let failure = state.writeFailure { throw failure }
-            state.value = newValue
             state.writes.append(newValue)
+            let replaced = state.value
+            state.value = newValue
+            return replaced  // released after unlocking
         }
     }
 
@@ -129,7 +134,7 @@ public final class InMemoryCache<Value: Sendable>: Sendable {
     ///
     /// - Parameter error: The error to throw, or `nil` to read normally again.
     public func failReads(with error: (any Error)?) {
-        state.withLock { $0.readFailure = error }
+        _ = state.replace(\.readFailure, with: error)
     }
 
     /// Makes every following ``save(_:)`` throw `error` without changing the value, or stops that with
@@ -140,7 +145,7 @@ public final class InMemoryCache<Value: Sendable>: Sendable {
     ///
     /// - Parameter error: The error to throw, or `nil` to write normally again.
     public func failWrites(with error: (any Error)?) {
-        state.withLock { $0.writeFailure = error }
+        _ = state.replace(\.writeFailure, with: error)
     }
 
     /// Makes every call to ``save(_:)`` that arrives from now on wait until ``releaseWrites()``.

@@ -37,6 +37,9 @@ public final class ScriptedOrigin<Value: Sendable>: Sendable {
         var cancellationWaiters = WaiterList<Int, Void>()
     }
 
+    /// Guards ``State``, following the rule at ``WaiterList``: held only to read and update it, never
+    /// while calling the fallback (user code), resuming a waiter or reading `Task.isCancelled`; the
+    /// cancellation handlers of the gate and of the waiting methods take it.
     private let state: LockedValue<State>
     private let fallback: (@Sendable (_ call: Int) -> Result<Value, any Error>)?
 

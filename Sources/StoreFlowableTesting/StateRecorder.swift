@@ -38,6 +38,9 @@ public final class StateRecorder<Value: Sendable>: Sendable {
         var waiters = WaiterList<Predicate, Wake>()
     }
 
+    /// Guards ``State``, following the rule at ``WaiterList``: held only to read and update it, never
+    /// while running a predicate (user code), resuming a waiter or touching a task; the consumer task is
+    /// created and cancelled outside it, and the waiting methods' cancellation handlers take it.
     private let storage: LockedValue<State>
     private let consumer: Task<Void, Never>
     private let clock: any Clock<Duration>

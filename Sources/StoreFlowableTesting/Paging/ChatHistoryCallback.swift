@@ -38,53 +38,31 @@ public struct ChatHistoryCallback<Key: Hashable & Sendable, Item: Sendable>: Two
     /// The API the callback fetches pages from.
     public let api: CursorListAPI<Item>
 
-    private let cache: PagedCacheAccess<[Item], ListCursor>
+    private let cache: any RecordCache<PagedData<[Item], ListCursor>>
     private let isStale: @Sendable ([Item]) -> Bool
 
-    /// Creates a callback over `api` that keeps its messages in an ``InMemoryCache``.
+    /// Creates a callback over `api` that keeps its messages in `cache`.
     ///
     /// - Parameters:
     ///   - key: The key the callback serves, such as a room id.
     ///   - manager: The state manager to share with every other callback of the same kind of data.
     ///   - api: The API to fetch pages from.
-    ///   - cache: The cache of the merged messages and their cursors; a new empty one by default.
+    ///   - cache: The cache of the merged messages and their cursors: a new empty ``InMemoryCache`` by
+    ///     default, or a ``PersistentPagedCache`` that outlives this callback and its manager like a
+    ///     cache on disk.
     ///   - needRefresh: Returns `true` for cached messages that must be fetched again from the newest
     ///     page; by default cached messages are always valid.
     public init(
         key: Key,
         manager: FlowableDataStateManager<Key>,
         api: CursorListAPI<Item>,
-        cache: InMemoryCache<PagedData<[Item], ListCursor>> = InMemoryCache(),
+        cache: any RecordCache<PagedData<[Item], ListCursor>> = InMemoryCache<PagedData<[Item], ListCursor>>(),
         needRefresh: @escaping @Sendable ([Item]) -> Bool = { _ in false }
     ) {
         self.key = key
         flowableDataStateManager = manager
         self.api = api
-        self.cache = PagedCacheAccess(cache)
-        isStale = needRefresh
-    }
-
-    /// Creates a callback over `api` that keeps its messages in a ``PersistentPagedCache``, which
-    /// outlives this callback and its manager like a cache on disk.
-    ///
-    /// - Parameters:
-    ///   - key: The key the callback serves, such as a room id.
-    ///   - manager: The state manager to share with every other callback of the same kind of data.
-    ///   - api: The API to fetch pages from.
-    ///   - cache: The persistent cache of the merged messages and their cursors.
-    ///   - needRefresh: Returns `true` for cached messages that must be fetched again from the newest
-    ///     page; by default cached messages are always valid.
-    public init(
-        key: Key,
-        manager: FlowableDataStateManager<Key>,
-        api: CursorListAPI<Item>,
-        cache: PersistentPagedCache<[Item], ListCursor>,
-        needRefresh: @escaping @Sendable ([Item]) -> Bool = { _ in false }
-    ) where Item: Codable {
-        self.key = key
-        flowableDataStateManager = manager
-        self.api = api
-        self.cache = PagedCacheAccess(cache)
+        self.cache = cache
         isStale = needRefresh
     }
 

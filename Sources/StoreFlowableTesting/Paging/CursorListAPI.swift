@@ -32,19 +32,13 @@ public import StoreFlowable
 ///   like an archived conversation, hands out `nil` there instead, so a store reports that no newer
 ///   page exists.
 ///
-/// Promises:
-/// - Every member may be used from any task, concurrently.
-/// - A request is recorded in ``requests`` and counted in ``requestCount`` when it arrives, before
-///   the gate; failed, cancelled and rejected requests are recorded too.
+/// Requests are recorded, gated, failed and waited for as ``ListAPIDouble`` describes; ``requests``
+/// lists them as ``CursorListRequest`` values.
+///
+/// Promises, besides those of ``ListAPIDouble``:
 /// - A request is answered from the server-side list as it is when the request leaves the gate.
-/// - A request whose task is cancelled before it arrives at a held gate, while it waits there, or by
-///   the time it leaves the gate throws `CancellationError`, takes no scripted failure, and counts in
-///   ``cancelledCount``, like an HTTP client that stops a cancelled request.
-/// - Failures scripted with ``failNextRequests(_:with:)`` are taken in the order requests leave the
-///   gate, before the cursor is checked.
-/// - The waiting methods suspend without polling, return at once when their condition already holds,
-///   and return early when the calling task is cancelled.
-public final class CursorListAPI<Item: Sendable>: Sendable {
+/// - A scripted failure is taken before the cursor is checked; a rejected cursor is recorded too.
+public final class CursorListAPI<Item: Sendable>: ListAPIDouble {
     /// The server-side list and where its first item sits among the positions cursors point at.
     struct Server: Sendable {
         var items: [Item]
@@ -79,8 +73,12 @@ public final class CursorListAPI<Item: Sendable>: Sendable {
         }
     }
 
+    /// Guards the server-side list, following the rule at ``WaiterList``: held only to read or update
+    /// it; a request copies it out and builds its page after unlocking. No waiter waits on it.
     private let server: LockedValue<Server>
-    private let control = ListAPIControl<CursorListRequest>()
+
+    /// The machinery behind the members of ``ListAPIDouble``; use those members instead.
+    public let requestControl = ListAPIControl<CursorListRequest>()
 
     /// The largest number of items on a page.
     public let pageSize: Int
@@ -151,7 +149,7 @@ public final class CursorListAPI<Item: Sendable>: Sendable {
     ///   the next failure scripted with ``failNextRequests(_:with:)``.
     public func latestPage() async throws -> PagedData<[Item], ListCursor> {
         let pageSize = pageSize
-        return try await control.perform(.latest) {
+        return try await requestControl.perform(.latest) {
             let server = server.withLock { $0 }
             let end = server.endPosition
             let start = max(server.firstPosition, end - pageSize)
@@ -173,7 +171,7 @@ public final class CursorListAPI<Item: Sendable>: Sendable {
     ///   ``CursorListAPIError/unknownCursor(_:)`` for a cursor this API did not hand out.
     public func olderPage(before cursor: ListCursor) async throws -> FetchedPage<[Item], ListCursor> {
         let pageSize = pageSize
-        return try await control.perform(.older(cursor)) {
+        return try await requestControl.perform(.older(cursor)) {
             let server = server.withLock { $0 }
             try server.check(cursor, points: .older)
             let start = max(server.firstPosition, cursor.position - pageSize)
@@ -195,99 +193,11 @@ public final class CursorListAPI<Item: Sendable>: Sendable {
     ///   ``CursorListAPIError/unknownCursor(_:)`` for a cursor this API did not hand out.
     public func newerPage(after cursor: ListCursor) async throws -> FetchedPage<[Item], ListCursor> {
         let pageSize = pageSize
-        return try await control.perform(.newer(cursor)) {
+        return try await requestControl.perform(.newer(cursor)) {
             let server = server.withLock { $0 }
             try server.check(cursor, points: .newer)
             let end = min(server.endPosition, cursor.position + pageSize)
             return FetchedPage(data: server.items(at: cursor.position..<end), cursor: server.newerCursor(from: end))
         }
-    }
-
-    // MARK: Records
-
-    /// The requests so far, in the order they arrived, including failed, cancelled and rejected ones.
-    public var requests: [CursorListRequest] {
-        control.requests
-    }
-
-    /// The number of requests so far, including failed, cancelled and rejected ones.
-    public var requestCount: Int {
-        control.requestCount
-    }
-
-    /// The number of requests that threw `CancellationError` because their task was cancelled.
-    public var cancelledCount: Int {
-        control.cancelledCount
-    }
-
-    /// The number of requests running right now, including those waiting at the gate.
-    public var inFlightCount: Int {
-        control.inFlightCount
-    }
-
-    /// The largest number of requests that ever ran at the same time. A two-way store may load one
-    /// page in each direction at once, so 2 is fine there.
-    public var maxConcurrentRequests: Int {
-        control.maxConcurrentRequests
-    }
-
-    /// The number of requests waiting at the held gate right now.
-    public var waitingAtGateCount: Int {
-        control.waitingAtGateCount
-    }
-
-    /// The number of scripted failures no request has taken yet.
-    public var pendingFailureCount: Int {
-        control.pendingFailureCount
-    }
-
-    // MARK: Scripting
-
-    /// Makes the next `count` requests that leave the gate throw `error` instead of answering.
-    ///
-    /// Calls add up: failing 1 request and then 2 more fails the next 3. A cancelled request takes no
-    /// failure.
-    ///
-    /// - Parameters:
-    ///   - count: The number of requests to fail; must be at least 0.
-    ///   - error: The error those requests throw.
-    public func failNextRequests(_ count: Int, with error: any Error) {
-        control.failNextRequests(count, with: error)
-    }
-
-    /// Closes the gate: every request that arrives from now on waits at it until ``release()``.
-    ///
-    /// Requests already past the gate are not affected.
-    public func hold() {
-        control.hold()
-    }
-
-    /// Opens the gate and lets every request waiting at it continue, in arrival order.
-    ///
-    /// The gate stays open until the next ``hold()``.
-    public func release() {
-        control.release()
-    }
-
-    // MARK: Waiting
-
-    /// Suspends until at least `count` requests have arrived.
-    ///
-    /// A request that arrived while the gate was held is already waiting at the gate by the time this
-    /// returns. Returns at once when that is already true, and early when the calling task is
-    /// cancelled.
-    ///
-    /// - Parameter count: The number of requests to wait for (see ``requestCount``).
-    public func waitForRequests(_ count: Int) async {
-        await control.waitForRequests(count)
-    }
-
-    /// Suspends until at least `count` requests have thrown `CancellationError`.
-    ///
-    /// Returns at once when that is already true, and early when the calling task is cancelled.
-    ///
-    /// - Parameter count: The number of cancelled requests to wait for (see ``cancelledCount``).
-    public func waitForCancellations(_ count: Int) async {
-        await control.waitForCancellations(count)
     }
 }

@@ -21,21 +21,21 @@ public import StoreFlowable
 /// empty list. A page's cursor is `n + 1` when items follow it and `nil` when it is the last page, so
 /// a list of exactly `k * pageSize` items ends at page `k - 1` without an empty page after it.
 ///
-/// Promises:
-/// - Every member may be used from any task, concurrently.
-/// - A request is recorded in ``requestedPages`` and counted in ``requestCount`` when it arrives,
-///   before the gate; failed, cancelled and out-of-range requests are recorded too.
+/// Requests are recorded, gated, failed and waited for as ``ListAPIDouble`` describes; ``requests``
+/// (and its older name ``requestedPages``) lists them as page numbers.
+///
+/// Promises, besides those of ``ListAPIDouble``:
 /// - A request is answered from ``items`` as they are when it leaves the gate.
-/// - A request whose task is cancelled before it arrives at a held gate, while it waits there, or by
-///   the time it leaves the gate throws `CancellationError`, takes no scripted failure, and counts in
-///   ``cancelledCount``, like an HTTP client that stops a cancelled request.
-/// - Failures scripted with ``failNextRequests(_:with:)`` are taken in the order requests leave the
-///   gate, before the page number is checked.
-/// - The waiting methods suspend without polling, return at once when their condition already holds,
-///   and return early when the calling task is cancelled.
-public final class PageNumberListAPI<Item: Sendable>: Sendable {
+/// - A scripted failure is taken before the page number is checked; an out-of-range request is
+///   recorded too.
+public final class PageNumberListAPI<Item: Sendable>: ListAPIDouble {
+    /// Guards the server-side list, following the rule at ``WaiterList``: held only to read or update
+    /// it, and a replaced list is released after unlocking; a request copies the list out and builds
+    /// its page after unlocking. No waiter waits on it.
     private let server: LockedValue<[Item]>
-    private let control = ListAPIControl<Int>()
+
+    /// The machinery behind the members of ``ListAPIDouble``; use those members instead.
+    public let requestControl = ListAPIControl<Int>()
 
     /// The number of items on a full page.
     public let pageSize: Int
@@ -59,7 +59,7 @@ public final class PageNumberListAPI<Item: Sendable>: Sendable {
     /// it, including requests waiting at the gate now.
     public var items: [Item] {
         get { server.withLock { $0 } }
-        set { server.withLock { $0 = newValue } }
+        set { _ = server.replace(\.self, with: newValue) }
     }
 
     /// The number of pages the server-side list has now: `max(1, ⌈items.count / pageSize⌉)`.
@@ -95,7 +95,7 @@ public final class PageNumberListAPI<Item: Sendable>: Sendable {
     ///   below ``pageCount`` at the moment the request is answered.
     public func page(_ number: Int) async throws -> FetchedPage<[Item], Int> {
         let pageSize = pageSize
-        return try await control.perform(number) {
+        return try await requestControl.perform(number) {
             let items = server.withLock { $0 }
             let pageCount = Self.pageCount(itemCount: items.count, pageSize: pageSize)
             guard number >= 0, number < pageCount else {
@@ -117,89 +117,8 @@ public final class PageNumberListAPI<Item: Sendable>: Sendable {
     // MARK: Records
 
     /// The page numbers requested so far, in the order the requests arrived; ``firstPage()`` records
-    /// `0`.
+    /// `0`. The same as ``requests``.
     public var requestedPages: [Int] {
-        control.requests
-    }
-
-    /// The number of requests so far, including failed, cancelled and out-of-range ones.
-    public var requestCount: Int {
-        control.requestCount
-    }
-
-    /// The number of requests that threw `CancellationError` because their task was cancelled.
-    public var cancelledCount: Int {
-        control.cancelledCount
-    }
-
-    /// The number of requests running right now, including those waiting at the gate.
-    public var inFlightCount: Int {
-        control.inFlightCount
-    }
-
-    /// The largest number of requests that ever ran at the same time; a store that keeps its
-    /// single-flight promise keeps this at 1.
-    public var maxConcurrentRequests: Int {
-        control.maxConcurrentRequests
-    }
-
-    /// The number of requests waiting at the held gate right now.
-    public var waitingAtGateCount: Int {
-        control.waitingAtGateCount
-    }
-
-    /// The number of scripted failures no request has taken yet.
-    public var pendingFailureCount: Int {
-        control.pendingFailureCount
-    }
-
-    // MARK: Scripting
-
-    /// Makes the next `count` requests that leave the gate throw `error` instead of answering.
-    ///
-    /// Calls add up: failing 1 request and then 2 more fails the next 3. A cancelled request takes no
-    /// failure.
-    ///
-    /// - Parameters:
-    ///   - count: The number of requests to fail; must be at least 0.
-    ///   - error: The error those requests throw.
-    public func failNextRequests(_ count: Int, with error: any Error) {
-        control.failNextRequests(count, with: error)
-    }
-
-    /// Closes the gate: every request that arrives from now on waits at it until ``release()``.
-    ///
-    /// Requests already past the gate are not affected.
-    public func hold() {
-        control.hold()
-    }
-
-    /// Opens the gate and lets every request waiting at it continue, in arrival order.
-    ///
-    /// The gate stays open until the next ``hold()``.
-    public func release() {
-        control.release()
-    }
-
-    // MARK: Waiting
-
-    /// Suspends until at least `count` requests have arrived.
-    ///
-    /// A request that arrived while the gate was held is already waiting at the gate by the time this
-    /// returns. Returns at once when that is already true, and early when the calling task is
-    /// cancelled.
-    ///
-    /// - Parameter count: The number of requests to wait for (see ``requestCount``).
-    public func waitForRequests(_ count: Int) async {
-        await control.waitForRequests(count)
-    }
-
-    /// Suspends until at least `count` requests have thrown `CancellationError`.
-    ///
-    /// Returns at once when that is already true, and early when the calling task is cancelled.
-    ///
-    /// - Parameter count: The number of cancelled requests to wait for (see ``cancelledCount``).
-    public func waitForCancellations(_ count: Int) async {
-        await control.waitForCancellations(count)
+        requests
     }
 }

@@ -35,53 +35,31 @@ public struct PageNumberListCallback<Key: Hashable & Sendable, Item: Sendable>: 
     /// The API the callback fetches pages from.
     public let api: PageNumberListAPI<Item>
 
-    private let cache: PagedCacheAccess<[Item], Int>
+    private let cache: any RecordCache<PagedData<[Item], Int>>
     private let isStale: @Sendable ([Item]) -> Bool
 
-    /// Creates a callback over `api` that keeps its pages in an ``InMemoryCache``.
+    /// Creates a callback over `api` that keeps its pages in `cache`.
     ///
     /// - Parameters:
     ///   - key: The key the callback serves.
     ///   - manager: The state manager to share with every other callback of the same kind of data.
     ///   - api: The API to fetch pages from.
-    ///   - cache: The cache of the merged pages and their cursor; a new empty one by default.
+    ///   - cache: The cache of the merged pages and their cursor: a new empty ``InMemoryCache`` by
+    ///     default, or a ``PersistentPagedCache`` that outlives this callback and its manager like a
+    ///     cache on disk.
     ///   - needRefresh: Returns `true` for cached items that must be fetched again from the first page;
     ///     by default cached items are always valid.
     public init(
         key: Key,
         manager: FlowableDataStateManager<Key>,
         api: PageNumberListAPI<Item>,
-        cache: InMemoryCache<PagedData<[Item], Int>> = InMemoryCache(),
+        cache: any RecordCache<PagedData<[Item], Int>> = InMemoryCache<PagedData<[Item], Int>>(),
         needRefresh: @escaping @Sendable ([Item]) -> Bool = { _ in false }
     ) {
         self.key = key
         flowableDataStateManager = manager
         self.api = api
-        self.cache = PagedCacheAccess(cache)
-        isStale = needRefresh
-    }
-
-    /// Creates a callback over `api` that keeps its pages in a ``PersistentPagedCache``, which outlives
-    /// this callback and its manager like a cache on disk.
-    ///
-    /// - Parameters:
-    ///   - key: The key the callback serves.
-    ///   - manager: The state manager to share with every other callback of the same kind of data.
-    ///   - api: The API to fetch pages from.
-    ///   - cache: The persistent cache of the merged pages and their cursor.
-    ///   - needRefresh: Returns `true` for cached items that must be fetched again from the first page;
-    ///     by default cached items are always valid.
-    public init(
-        key: Key,
-        manager: FlowableDataStateManager<Key>,
-        api: PageNumberListAPI<Item>,
-        cache: PersistentPagedCache<[Item], Int>,
-        needRefresh: @escaping @Sendable ([Item]) -> Bool = { _ in false }
-    ) where Item: Codable {
-        self.key = key
-        flowableDataStateManager = manager
-        self.api = api
-        self.cache = PagedCacheAccess(cache)
+        self.cache = cache
         isStale = needRefresh
     }
 

@@ -29,7 +29,7 @@ public import StoreFlowable
 /// - A failed ``save(_:)`` (a scripted failure or an encoding error) leaves the stored record as it
 ///   was and is not counted in ``writeCount``.
 /// - Every ``load()`` counts in ``readCount``, including failing ones.
-public final class PersistentPagedCache<Value: Codable & Sendable, Cursor: Codable & Sendable>: Sendable {
+public final class PersistentPagedCache<Value: Codable & Sendable, Cursor: Codable & Sendable>: RecordCache {
     /// The serialized record, counters and failure switches, guarded by one lock.
     struct State: Sendable {
         var stored: StoredValue?
@@ -39,6 +39,9 @@ public final class PersistentPagedCache<Value: Codable & Sendable, Cursor: Codab
         var writeFailure: (any Error)?
     }
 
+    /// Guards ``State``, following the rule at ``WaiterList``: held only to read and update it, never
+    /// while encoding or decoding (the record's own `Codable` code runs after unlocking), and a
+    /// replaced error is released after unlocking. No waiter waits on it.
     private let state: LockedValue<State>
 
     /// Creates an empty cache.
@@ -119,7 +122,7 @@ public final class PersistentPagedCache<Value: Codable & Sendable, Cursor: Codab
     ///
     /// - Parameter error: The error to throw, or `nil` to read normally again.
     public func failReads(with error: (any Error)?) {
-        state.withLock { $0.readFailure = error }
+        _ = state.replace(\.readFailure, with: error)
     }
 
     /// Makes every following ``save(_:)`` throw `error` without changing the stored record, or stops
@@ -127,6 +130,6 @@ public final class PersistentPagedCache<Value: Codable & Sendable, Cursor: Codab
     ///
     /// - Parameter error: The error to throw, or `nil` to write normally again.
     public func failWrites(with error: (any Error)?) {
-        state.withLock { $0.writeFailure = error }
+        _ = state.replace(\.writeFailure, with: error)
     }
 }

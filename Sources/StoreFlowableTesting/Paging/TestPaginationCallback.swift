@@ -138,6 +138,8 @@ public struct TestPaginationCallback<
 
 /// The cursors a ``TestPaginationCallback`` was asked for, under a lock.
 private final class CursorLog<Cursor: Sendable>: Sendable {
+    /// Held only to append a cursor or copy the lists out, following the rule at ``WaiterList``; no
+    /// waiter waits on it.
     private let cursors = LockedValue<(next: [Cursor], prev: [Cursor])>(([], []))
 
     var next: [Cursor] { cursors.withLock { $0.next } }

@@ -3,18 +3,21 @@ import StoreFlowable
 /// The request machinery the list API doubles share: it records each request, holds requests at a
 /// gate, fails scripted requests, notices cancellation, and wakes tasks waiting for any of that.
 ///
+/// Public only because ``ListAPIDouble`` names it; every member is internal, and ``ListAPIDouble`` adds
+/// the public records, scripting and waiting members on top of it.
+///
 /// A double calls ``perform(_:respond:)`` once per request with a closure that computes the response
 /// from the server-side data; the closure runs after the gate, outside this type's lock, so a response
 /// reflects the server-side data at the moment the request leaves the gate.
 ///
-/// Promises (the doubles repeat them in their own documentation):
+/// Promises (``ListAPIDouble`` states them for the doubles' users):
 /// - A request is recorded, counted and announced to ``waitForRequests(_:)`` when it arrives, before
 ///   the gate; if the gate is held it is parked there by the time any waiter wakes.
 /// - A request whose task is cancelled before it arrives at a held gate, while it waits there, or by
 ///   the time it leaves the gate throws `CancellationError`, takes no scripted failure, and counts in
 ///   ``cancelledCount``.
 /// - Scripted failures are taken first in, first out, in the order requests leave the gate.
-final class ListAPIControl<Request: Sendable>: Sendable {
+public final class ListAPIControl<Request: Sendable>: Sendable {
     /// The records, gate, failures and waiters, guarded by one lock.
     struct State: Sendable {
         var requests: [Request] = []
@@ -28,7 +31,13 @@ final class ListAPIControl<Request: Sendable>: Sendable {
         var cancellationWaiters = WaiterList<Int, Void>()
     }
 
+    /// Guards ``State``, following the rule at ``WaiterList``: held only to read and update it, never
+    /// while answering a request (`respond` runs after unlocking), resuming a waiter or touching a task;
+    /// the cancellation handlers of the gate and of the waiting methods take it.
     private let state = LockedValue(State())
+
+    /// Creates the machinery of a double with nothing recorded, an open gate and no failures.
+    init() {}
 
     /// Runs one request: records it, waits at the gate if it is held, then throws the next scripted
     /// failure or returns what `respond` returns.

@@ -127,4 +127,30 @@ private struct CacheFailure: Error, Equatable, CustomStringConvertible {
         await waiter.value
         #expect(cache.writeAttemptCount == 0)
     }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aReplacedValueIsReleasedAfterTheCacheUnlocks() async throws {
+        let cache = InMemoryCache<ReleaseProbe>()
+        cache.value = ReleaseProbe(cache: cache)
+        // Releasing the probe runs its deinit, which uses the cache: under the cache's lock it would
+        // deadlock.
+        cache.value = nil
+        await #expect(throws: ReleaseProbe.Released.self) { try await cache.load() }
+    }
+}
+
+/// A value that uses its cache when it is released, as the `deinit` of a test's own type might.
+private final class ReleaseProbe: Sendable {
+    /// The error the probe makes its cache's reads throw once it is released.
+    struct Released: Error {}
+
+    let cache: InMemoryCache<ReleaseProbe>
+
+    init(cache: InMemoryCache<ReleaseProbe>) {
+        self.cache = cache
+    }
+
+    deinit {
+        cache.failReads(with: Released())
+    }
 }

@@ -111,6 +111,7 @@ private struct OriginFailure: Error, Equatable, CustomStringConvertible {
         await #expect(throws: CancellationError.self) { try await fetch.value }
         #expect(origin.callCount == 1)
         #expect(origin.cancelledCount == 1)
+        #expect(origin.waitingAtGateCount == 0, "a cancelled fetch must not stay parked at the gate")
     }
 
     @Test(.timeLimit(.minutes(1)))
