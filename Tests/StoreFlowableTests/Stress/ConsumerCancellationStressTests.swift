@@ -122,7 +122,8 @@ struct ConsumerCancellationStressTests {
         #expect(rounds > 0)
         #expect(fixture.nextOrigin.callCount > 0)
         #expect(fixture.nextOrigin.maxConcurrentCalls == 1)
-        #expect(fixture.origin.maxConcurrentCalls == 1)
+        // On a slow run the pager may not reach its first refresh: at most one first-page fetch at once.
+        #expect(fixture.origin.maxConcurrentCalls <= 1)
         // A page fetch cancelled during the storm may still be writing: the stream ends on what it wrote.
         let recorder = StateRecorder(store.publish())
         try await recorder.waitForLatest { state in
