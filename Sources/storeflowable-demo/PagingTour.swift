@@ -10,6 +10,20 @@ func describe(next: AdditionalLoadingState) -> String {
     }
 }
 
+/// Formats what a page request did as Swift spells it: `.loaded`, `.turnedAway(.lastPageFailed)`,
+/// `.failed(HTTP 503 (simulated))`.
+func describe(_ result: PageRequestResult) -> String {
+    switch result {
+    case .loaded: ".loaded"
+    case .noMorePages: ".noMorePages"
+    case .refreshedFirstPage: ".refreshedFirstPage"
+    case .failed(let error): ".failed(\(error))"
+    case .superseded: ".superseded"
+    case .cancelled: ".cancelled"
+    case .turnedAway(let reason): ".turnedAway(.\(reason))"
+    }
+}
+
 /// Formats a list's state on one line, counting its items rather than listing them:
 /// `completed(content: 20 items, next: can load)`.
 func describeList(_ state: LoadingState<[ListItem]>) -> String {
@@ -82,9 +96,10 @@ extension StateWatcher<[ListItem]> {
 }
 
 /// The paging part: a list of ``DemoListOrigin/itemCount`` items loaded page by page through
-/// `requestNextData()`, showing the states of `publish()`, one page fetch shared by 100 concurrent
-/// callers, a failed page that keeps the content and its retry, no fetch past the last page, and a
-/// refresh that goes back to the first page.
+/// `requestNextData()`, showing the states of `publish()` and what each request returned, one page
+/// fetch shared by 100 concurrent callers, `nextPageState()` answering "is there another page?"
+/// without a stream, a failed page that keeps the content and its retry, no fetch past the last page,
+/// and a refresh that goes back to the first page.
 ///
 /// Pages are numbered from 0. As in `Docs/Pagination.md`, "page fetches" count the later pages only
 /// (`fetchNextDataFromOrigin`); the first page (`fetchDataFromOrigin`) is counted apart.
@@ -95,8 +110,8 @@ func showPaging(_ checks: inout Checks) async {
     let store = ListRepository(key: key, cache: cache, origin: origin).create()
     let pageSize = DemoListOrigin.pageSize
 
-    print("// pages are numbered from 0; \"page fetches\" count the pages after the first one")
-    print("for await state in store.publish()   // cache empty: fetches the first page, page 0")
+    print("// pages are numbered from 0; \"page fetches\" count the pages after page 0")
+    print("for await state in store.publish()   // cache empty: fetches page 0")
     var watcher = StateWatcher(store.publish(), since: .now, format: describeList)
     let first = await watcher.next()
     let startsEmpty = if case .loading(let items)? = first { items == nil } else { false }
@@ -114,8 +129,10 @@ func showPaging(_ checks: inout Checks) async {
     var latest = Settled(nil)
     for _ in 0..<DemoListOrigin.pageCount {
         print("await store.requestNextData()   // \(await describeNextRequest(cache: cache, key: key))")
-        await store.requestNextData()
+        let result = await store.requestNextData()
         latest = await watcher.nextSettled()
+        print("→ \(describe(result))")
+        checks.expect(result.isLoaded, "each page should return .loaded, not \(describe(result))")
         guard latest?.next.canRequestAdditionalData == true else { break }
     }
     checks.expect(
@@ -124,10 +141,15 @@ func showPaging(_ checks: inout Checks) async {
 
     let beforeEnd = await origin.pageFetchCount
     print("await store.requestNextData()   // \(await describeNextRequest(cache: cache, key: key))")
-    await store.requestNextData()
+    let pastEnd = await store.requestNextData()
     let afterEnd = await origin.pageFetchCount
-    print("origin page fetches: \(beforeEnd) before, \(afterEnd) after (nothing left to fetch)")
+    print("→ \(describe(pastEnd))   page fetches: \(beforeEnd) before, \(afterEnd) after")
     checks.expect(afterEnd == beforeEnd, "requestNextData() past the last page should not fetch")
+    checks.expect(pastEnd.isNoMorePages, "past the last page, the result should be .noMorePages")
+    let end = await showPageState(store: store, cache: cache, key: key, &checks)
+    checks.expect(
+        end?.cursor == nil && end?.canRequestAdditionalData == false,
+        "after the last page, nextPageState() should have no cursor")
 
     let firstBeforeRefresh = await origin.firstPageFetchCount
     print("await store.refresh()   // back to the first page, page 0")
@@ -136,9 +158,8 @@ func showPaging(_ checks: inout Checks) async {
     watcher.stop()
     let firstAfterRefresh = await origin.firstPageFetchCount
     let pagesAfterRefresh = await origin.pageFetchCount
-    print(
-        "origin fetches in all: first page \(firstAfterRefresh) (publish, refresh), "
-            + "page fetches \(pagesAfterRefresh) (page 2 twice: it failed once)")
+    print("origin fetches in all: first page \(firstAfterRefresh) (publish, refresh),")
+    print("  page fetches \(pagesAfterRefresh) (page 2 twice: it failed once)")
     checks.expect(
         refreshed?.holdsFirst(pageSize) == true && refreshed?.next.canRequestAdditionalData == true,
         "refresh() should go back to page 0 with a next page to load")
@@ -151,11 +172,34 @@ func showPaging(_ checks: inout Checks) async {
 }
 
 /// What the next `requestNextData()` will do, from the next cursor the cache holds:
-/// `next cursor 3: fetches page 3`, or `no next cursor: fetches nothing`.
+/// `cursor 3: fetches page 3`, or `no cursor: fetches nothing`.
 private func describeNextRequest(cache: DemoListCache, key: String) async -> String {
-    guard let cursor = await cache.record(key: key)?.nextCursor else { return "no next cursor: fetches nothing" }
+    guard let cursor = await cache.record(key: key)?.nextCursor else { return "no cursor: fetches nothing" }
     let isLast = cursor == DemoListOrigin.pageCount - 1
-    return "next cursor \(cursor): fetches page \(cursor)" + (isLast ? ", the last" : "")
+    return "cursor \(cursor): fetches page \(cursor)" + (isLast ? ", the last" : "")
+}
+
+/// Reads the next direction with `nextPageState()`, without a stream, prints it, and checks that its
+/// cursor is the one the cache holds.
+///
+/// - Returns: The page state, or `nil` when the read failed.
+@discardableResult
+private func showPageState(
+    store: AnyPaginationStoreFlowable<[ListItem], Int>, cache: DemoListCache, key: String, _ checks: inout Checks
+) async -> PageState<Int>? {
+    print("try await store.nextPageState()   // another page? no stream needed")
+    let state: PageState<Int>
+    do {
+        state = try await store.nextPageState()
+    } catch {
+        checks.expect(false, "nextPageState() should read the cache, not throw \(error)")
+        return nil
+    }
+    let another = state.cursor == nil ? "no" : "yes"
+    print("→ state: \(describe(next: state.state)), cursor: \(describe(state.cursor)); another page: \(another)")
+    let cached = await cache.record(key: key)?.nextCursor
+    checks.expect(state.cursor == cached, "nextPageState() should return the cached cursor \(describe(cached))")
+    return state
 }
 
 /// Loads page 1 with 100 concurrent `requestNextData()` calls and shows that they cause one page fetch
@@ -167,27 +211,36 @@ private func showSharedPageFetch(
     let callers = 100
     let before = await origin.pageFetchCount
     let request = await describeNextRequest(cache: cache, key: key)
-    print("\(callers) tasks at once, each: await store.requestNextData()   // \(request)")
-    let cachedCounts = await withTaskGroup(of: Int.self) { group in
+    print("\(callers) tasks at once, each: await store.requestNextData()")
+    print("// \(request)")
+    let returns = await withTaskGroup(of: (result: String, cached: Int).self) { group in
         for _ in 0..<callers {
             group.addTask {
-                await store.requestNextData()
-                return await cache.record(key: key)?.data.count ?? 0
+                let result = await store.requestNextData()
+                return (describe(result), await cache.record(key: key)?.data.count ?? 0)
             }
         }
-        var counts: [Int] = []
-        for await count in group { counts.append(count) }
-        return counts
+        var returns: [(result: String, cached: Int)] = []
+        for await returned in group { returns.append(returned) }
+        return returns
     }
     let page1 = await watcher.nextSettled()
     let after = await origin.pageFetchCount
     let expected = 2 * DemoListOrigin.pageSize
-    let returnedMerged = cachedCounts.filter { count in count == expected }.count
+    let returnedMerged = returns.filter { returned in returned.cached == expected }.count
+    let tally = Dictionary(grouping: returns.map(\.result), by: { $0 }).mapValues(\.count)
+    print("→ " + tally.sorted { $0.key < $1.key }.map { "\($0.value) × \($0.key)" }.joined(separator: ", "))
     print("origin page fetches: \(before) before, \(after) after (one for page 1)")
     print("callers that returned with page 1 in the cache: \(returnedMerged)/\(callers)")
     checks.expect(after == before + 1, "\(callers) callers should share one page fetch, not \(after - before)")
+    checks.expect(tally[".loaded"] == callers, "every caller should return .loaded")
     checks.expect(returnedMerged == callers, "every caller should return once page 1 is cached")
     checks.expect(page1?.holdsFirst(expected) == true, "page 1 should be appended after page 0")
+
+    let state = await showPageState(store: store, cache: cache, key: key, &checks)
+    checks.expect(
+        state?.cursor == 2 && state?.canRequestAdditionalData == true,
+        "after page 1, nextPageState() should have cursor 2 and allow a request")
 }
 
 /// Fails page 2, showing that the list keeps its content with `next: error(...)`, that
@@ -198,26 +251,59 @@ private func showFailedPage(
     origin: DemoListOrigin, watcher: inout StateWatcher<[ListItem]>, _ checks: inout Checks
 ) async {
     let loaded = 2 * DemoListOrigin.pageSize
-    print("origin goes down; await store.requestNextData()   // \(await describeNextRequest(cache: cache, key: key))")
+    print("origin goes down; await store.requestNextData()")
+    print("// \(await describeNextRequest(cache: cache, key: key))")
     await origin.setFailing(true)
-    await store.requestNextData()
+    let failure = await store.requestNextData()
     let failed = await watcher.nextSettled()
+    print("→ \(describe(failure))")
     checks.expect(
         failed?.holdsFirst(loaded) == true && failed?.next.rawError != nil,
         "a failed page should keep \(loaded) items with next: error(...)")
+    checks.expect(failure.isFailed, "the failed page should return .failed, not \(describe(failure))")
+    // A cursor is cached but a request would not fetch now: "another page" is not "can request".
+    let state = await showPageState(store: store, cache: cache, key: key, &checks)
+    checks.expect(
+        state?.cursor == 2 && state?.canRequestAdditionalData == false,
+        "after a failed page, nextPageState() should keep cursor 2 and not allow a request")
 
     let before = await origin.pageFetchCount
     print("await store.requestNextData(continueWhenError: false)")
-    await store.requestNextData(continueWhenError: false)
+    let kept = await store.requestNextData(continueWhenError: false)
     let after = await origin.pageFetchCount
-    print("origin page fetches: \(before) before, \(after) after (the error stays)")
+    print("→ \(describe(kept))   page fetches: \(before) before, \(after) after")
     checks.expect(after == before, "continueWhenError: false should not retry a failed page")
+    checks.expect(
+        describe(kept) == ".turnedAway(.lastPageFailed)",
+        "continueWhenError: false should be turned away with .lastPageFailed, not \(describe(kept))")
 
     print("origin comes back; await store.requestNextData()   // retries page 2")
     await origin.setFailing(false)
-    await store.requestNextData()
+    let retry = await store.requestNextData()
     let retried = await watcher.nextSettled()
+    print("→ \(describe(retry))")
+    checks.expect(retry.isLoaded, "the retry should return .loaded, not \(describe(retry))")
     checks.expect(
         retried?.holdsFirst(loaded + DemoListOrigin.pageSize) == true,
         "the retry should append page 2")
+}
+
+extension PageRequestResult {
+    /// Whether the request returned `.loaded`.
+    var isLoaded: Bool {
+        if case .loaded = self { return true }
+        return false
+    }
+
+    /// Whether the request returned `.noMorePages`.
+    var isNoMorePages: Bool {
+        if case .noMorePages = self { return true }
+        return false
+    }
+
+    /// Whether the request returned `.failed`.
+    var isFailed: Bool {
+        if case .failed = self { return true }
+        return false
+    }
 }

@@ -8,6 +8,7 @@ enum Part: String, CaseIterable {
     case failure
     case concurrency
     case paging
+    case edit
 
     /// The command-line flag that selects this part.
     var flag: String { "--\(rawValue)" }
@@ -21,6 +22,7 @@ enum Part: String, CaseIterable {
         case .failure: "a failed refresh keeps the last good value"
         case .concurrency: "10,000 concurrent callers share one origin fetch"
         case .paging: "a list loaded page by page; 100 callers, one page fetch"
+        case .edit: "update { } from 100 tasks at once: every append kept"
         }
     }
 
@@ -34,6 +36,7 @@ enum Part: String, CaseIterable {
         case .concurrency: "Concurrency: 10,000 callers, one fetch"
         case .paging:
             "Paging: \(DemoListOrigin.itemCount) items in pages of \(DemoListOrigin.pageSize)"
+        case .edit: "Edit: update { } changes a cached list atomically"
         }
     }
 }
@@ -51,6 +54,7 @@ func runTour(_ parts: [Part]) async -> [String] {
         case .failure: await showFailure(&checks)
         case .concurrency: await showConcurrency(&checks)
         case .paging: await showPaging(&checks)
+        case .edit: await showEdit(&checks)
         }
     }
     return checks.problems
