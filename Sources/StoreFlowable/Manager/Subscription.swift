@@ -46,8 +46,10 @@ class Subscription: @unchecked Sendable {
     private var lastAccepted: UInt64 = 0
     /// Whether a thread is yielding to the stream (outside the lock) and will drain `pending`.
     private var isDelivering = false
-    /// The newest accepted state that the delivering thread has not yielded yet.
-    private var pending: LoadingState<ErasedData>?
+    /// The newest accepted state that the delivering thread has not yielded yet. Boxed, so that a
+    /// subscription that is never delivered to by two threads at once pays one pointer for it, not the
+    /// size of a state.
+    private var pending: PendingState?
 
     /// Creates a subscription that is not registered yet.
     init() {}
@@ -102,7 +104,7 @@ class Subscription: @unchecked Sendable {
             lastAccepted = sequence
             if case .terminated = phase { return false }
             if isDelivering {
-                pending = state
+                pending = PendingState(state)
                 return false
             }
             isDelivering = true
@@ -118,11 +120,21 @@ class Subscription: @unchecked Sendable {
                     return nil
                 }
                 self.pending = nil
-                return pending
+                return pending.state
             }
             guard let more else { return }
             next = more
         }
+    }
+}
+
+/// A state waiting for a subscription's delivering thread; only made when two threads deliver to one
+/// stream at once.
+private final class PendingState {
+    let state: LoadingState<ErasedData>
+
+    init(_ state: LoadingState<ErasedData>) {
+        self.state = state
     }
 }
 
