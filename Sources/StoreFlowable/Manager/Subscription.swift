@@ -80,14 +80,16 @@ class Subscription: @unchecked Sendable {
     /// - Returns: The id to remove from the state manager, or `nil` when the stream was not registered
     ///   yet (registration will then see the mark) or was already removed.
     func terminate() -> UInt64? {
-        mutex.withLock {
-            defer {
-                phase = .terminated
-                pending = nil
-            }
-            if case .active(let id) = phase { return id }
-            return nil
+        let (id, dropped) = mutex.withLock { () -> (UInt64?, PendingState?) in
+            defer { phase = .terminated }
+            let dropped = pending
+            pending = nil
+            if case .active(let id) = phase { return (id, dropped) }
+            return (nil, dropped)
         }
+        // The dropped state (and the user's data in it) is released here, after unlocking.
+        _ = dropped
+        return id
     }
 
     /// Yields `state` unless a newer emission was already accepted.
@@ -99,17 +101,20 @@ class Subscription: @unchecked Sendable {
     ///   - state: The state to yield.
     ///   - sequence: The emission's place in the key's order of emissions.
     func deliver(_ state: LoadingState<ErasedData>, sequence: UInt64) {
-        let mayYield = mutex.withLock { () -> Bool in
-            guard sequence > lastAccepted else { return false }
+        let (mayYield, replaced) = mutex.withLock { () -> (Bool, PendingState?) in
+            guard sequence > lastAccepted else { return (false, nil) }
             lastAccepted = sequence
-            if case .terminated = phase { return false }
+            if case .terminated = phase { return (false, nil) }
             if isDelivering {
+                let replaced = pending
                 pending = PendingState(state)
-                return false
+                return (false, replaced)
             }
             isDelivering = true
-            return true
+            return (true, nil)
         }
+        // A replaced state (and the user's data in it) is released here, after unlocking.
+        _ = replaced
         guard mayYield else { return }
         var next = state
         while true {

@@ -20,12 +20,14 @@ extension CallbackStore {
         if permit.isRefused { return .turnedAway(.reentrantCall) }
         defer { permit.end() }
         do {
+            let epoch = manager.writeEpoch.current
             guard let cached = try await callback.loadDataFromCache() else { return .turnedAway(.nothingCached) }
             // No cursor that way: there is no page to continue from.
             guard pages.hasCursor(cached, direction) else { return .noMorePages }
             if await callback.needRefresh(cachedData: cached) {
                 do {
-                    _ = try await awaitFetch()
+                    // A refresh that wrote after the read began counts: no second refresh.
+                    _ = try await fetchAfterInvalidRead(since: epoch)
                     return .refreshedFirstPage
                 } catch is CancellationError where Task.isCancelled {
                     return .cancelled

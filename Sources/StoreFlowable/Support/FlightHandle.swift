@@ -30,7 +30,12 @@ final class FlightHandle: Sendable {
             return true
         }
         guard mayStart else { return }
-        let task = Task(operation: operation)
+        // The task may begin running before it is stored below: it checks the mark itself first, so a
+        // handle cancelled before `start` never runs `operation` uncancelled.
+        let task = Task { [self] in
+            if isCancelled { withUnsafeCurrentTask { $0?.cancel() } }
+            await operation()
+        }
         let cancelledMeanwhile = state.withLock { state -> Bool in
             state.task = task
             return state.isCancelled
