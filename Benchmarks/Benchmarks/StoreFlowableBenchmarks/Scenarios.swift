@@ -11,11 +11,15 @@ final class StoreFanOut: @unchecked Sendable {
     let subscribers: Int
     let store: AnyStoreFlowable<User>
     let arrivals = Arrivals()
+    /// Whether a round writes with `update(_:)` (a transform of the cached value) instead of
+    /// `update(newData:)`.
+    let usesTransform: Bool
     private var round = 0
     private var tasks: [Task<Void, Never>] = []
 
-    init(subscribers: Int) {
+    init(subscribers: Int, usesTransform: Bool = false) {
         self.subscribers = subscribers
+        self.usesTransform = usesTransform
         store = ActorCacheCallback(
             key: 1, manager: FlowableDataStateManager(), cache: ActorUserCache(preloaded: [User(id: 1)]),
             origin: CountingOrigin()
@@ -37,13 +41,25 @@ final class StoreFanOut: @unchecked Sendable {
         await arrivals.waitForAll()
     }
 
-    /// One measured round: `update(newData:)` until every subscriber saw the new value.
+    /// One measured round: `update(newData:)` (or `update(_:)`) until every subscriber saw the new value.
     func measureRound(_ benchmark: Benchmark) async {
         round += 1
         arrivals.begin(round: round, expecting: subscribers)
         let newUser = User(id: 1, version: round)
         benchmark.startMeasurement()
-        await store.update(newData: newUser)
+        if usesTransform {
+            do {
+                try await store.update { current in
+                    var user = current ?? newUser
+                    user.version = newUser.version
+                    return user
+                }
+            } catch {
+                benchmark.error("update(_:) failed: \(error)")
+            }
+        } else {
+            await store.update(newData: newUser)
+        }
         await arrivals.waitForAll()
         benchmark.stopMeasurement()
     }

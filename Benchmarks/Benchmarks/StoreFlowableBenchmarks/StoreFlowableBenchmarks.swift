@@ -178,7 +178,7 @@ func publishBenchmarks() {
 // MARK: 3. update(newData:) to every subscriber
 
 /// From `update(newData:)` until each of 1 or 100 subscribers saw the new value, vs yielding into as
-/// many `AsyncStream`s until each consumer saw it.
+/// many `AsyncStream`s until each consumer saw it; and `update(_:)` to 1 subscriber vs `update(newData:)`.
 func updateBenchmarks() {
     for count in [1, 100] {
         let config = configuration(maxDuration: .seconds(1), mallocTolerance: count == 1 ? 4 : 20)
@@ -195,6 +195,15 @@ func updateBenchmarks() {
             closure: { benchmark in await store.measureRound(benchmark) },
             setup: { await store.setUp() }, teardown: { await store.tearDown() })
     }
+
+    // update(_:) reads the cache under the key's write turn and writes what the transform makes of it:
+    // paired with update(newData:), the primitive it adds one cache read to.
+    let config = configuration(maxDuration: .seconds(1), mallocTolerance: 4)
+    let transforming = StoreFanOut(subscribers: 1, usesTransform: true)
+    Benchmark(
+        "Update.transform.1", configuration: config,
+        closure: { benchmark in await transforming.measureRound(benchmark) },
+        setup: { await transforming.setUp() }, teardown: { await transforming.tearDown() })
 }
 
 // MARK: 4. 10,000 concurrent origin reads on one key
