@@ -188,8 +188,13 @@ public actor FlowableDataStateManager<Key: Hashable & Sendable> {
         -> (id: UInt64?, effects: KeyEffects)
     {
         let slotKey = SlotKey(key: key, dataType: ObjectIdentifier(Data.self))
-        let replacedEpoch = slots[slotKey].map { $0.machine.flight == nil ? $0.replacedEpoch : 0 }
-            ?? releasedEpochs[Self.bucket(of: slotKey)]
+        let replacedEpoch: UInt64
+        if let slot = slots[slotKey] {
+            // A running flight is joined whatever was written before it.
+            replacedEpoch = slot.machine.flight == nil ? slot.replacedEpoch : 0
+        } else {
+            replacedEpoch = releasedEpochs[Self.bucket(of: slotKey)]
+        }
         if replacedEpoch > readEpoch { return (nil, .none) }
         let (id, effects) = join(key, Data.self, waiter)
         return (id, effects)

@@ -122,4 +122,5 @@ struct PaginationCallbackStore<Callback: PaginationStoreFlowableCallback>: Pagin
 
 /// The store of a two-way paginated callback is the same store with its previous direction open (made
 /// with ``PaginationCallbackStore/init(twoWay:)``).
-extension PaginationCallbackStore: TwoWayPaginationStoreFlowable where Callback: TwoWayPaginationStoreFlowableCallback {}
+extension PaginationCallbackStore: TwoWayPaginationStoreFlowable
+where Callback: TwoWayPaginationStoreFlowableCallback {}
