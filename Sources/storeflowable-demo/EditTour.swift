@@ -66,8 +66,8 @@ func showEdit(_ checks: inout Checks) async {
     print("await store.requestNextData()   // page 1 goes on after the edited list")
     let result = await store.requestNextData()
     let paged = await cache.record(key: key)?.data ?? []
-    print("→ \(describe(result))   \(paged.count) items, the last: \(describe(paged.last))")
-    checks.expect(result.isLoaded, "page 1 should return .loaded, not \(describe(result))")
+    print("→ \(String(describing: result))   \(paged.count) items, the last: \(describe(paged.last))")
+    checks.expect(result.isLoaded, "page 1 should return .loaded, not \(String(describing: result))")
     checks.expect(
         paged.count == pageSize + appends + pageSize && paged.last == ListItem(number: 2 * pageSize),
         "page 1 should be appended after the \(appends) edits")

@@ -10,20 +10,6 @@ func describe(next: AdditionalLoadingState) -> String {
     }
 }
 
-/// Formats what a page request did as Swift spells it: `.loaded`, `.turnedAway(.lastPageFailed)`,
-/// `.failed(HTTP 503 (simulated))`.
-func describe(_ result: PageRequestResult) -> String {
-    switch result {
-    case .loaded: ".loaded"
-    case .noMorePages: ".noMorePages"
-    case .refreshedFirstPage: ".refreshedFirstPage"
-    case .failed(let error): ".failed(\(error))"
-    case .superseded: ".superseded"
-    case .cancelled: ".cancelled"
-    case .turnedAway(let reason): ".turnedAway(.\(reason))"
-    }
-}
-
 /// Formats a list's state on one line, counting its items rather than listing them:
 /// `completed(content: 20 items, next: can load)`.
 func describeList(_ state: LoadingState<[ListItem]>) -> String {
@@ -131,8 +117,8 @@ func showPaging(_ checks: inout Checks) async {
         print("await store.requestNextData()   // \(await describeNextRequest(cache: cache, key: key))")
         let result = await store.requestNextData()
         latest = await watcher.nextSettled()
-        print("→ \(describe(result))")
-        checks.expect(result.isLoaded, "each page should return .loaded, not \(describe(result))")
+        print("→ \(String(describing: result))")
+        checks.expect(result.isLoaded, "each page should return .loaded, not \(String(describing: result))")
         guard latest?.next.canRequestAdditionalData == true else { break }
     }
     checks.expect(
@@ -217,7 +203,7 @@ private func showSharedPageFetch(
         for _ in 0..<callers {
             group.addTask {
                 let result = await store.requestNextData()
-                return (describe(result), await cache.record(key: key)?.data.count ?? 0)
+                return (String(describing: result), await cache.record(key: key)?.data.count ?? 0)
             }
         }
         var returns: [(result: String, cached: Int)] = []

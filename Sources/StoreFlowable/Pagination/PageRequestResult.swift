@@ -48,3 +48,19 @@ public enum PageRequestRejection: Sendable, Equatable {
     /// callback's own outcome (see ``StoreFlowableError/reentrantCall``).
     case reentrantCall
 }
+
+extension PageRequestResult: CustomStringConvertible {
+    /// The result as Swift spells it, for logs: `.loaded`, `.turnedAway(.lastPageFailed)`,
+    /// `.failed(<the error's description>)`.
+    public var description: String {
+        switch self {
+        case .loaded: ".loaded"
+        case .noMorePages: ".noMorePages"
+        case .refreshedFirstPage: ".refreshedFirstPage"
+        case .failed(let error): ".failed(\(error))"
+        case .superseded: ".superseded"
+        case .cancelled: ".cancelled"
+        case .turnedAway(let reason): ".turnedAway(.\(reason))"
+        }
+    }
+}

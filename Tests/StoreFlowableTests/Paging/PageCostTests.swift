@@ -29,9 +29,9 @@ struct PageCostTests {
         let next = Task { await store.requestNextData() }
         await fixture.nextOrigin.waitForCalls(1)
         // The previous page is merged while the next one loads: the next page must merge into it.
-        #expect(await PageCostTests.describe(store.requestPrevData()) == "loaded")
+        #expect(await String(describing: store.requestPrevData()) == ".loaded")
         fixture.nextOrigin.release()
-        #expect(await PageCostTests.describe(next.valueOrCancel) == "loaded")
+        #expect(await String(describing: next.valueOrCancel) == ".loaded")
         #expect(fixture.cache.value == Record(data: [0, 1, 2], nextCursor: 3, prevCursor: nil))
     }
 
@@ -51,13 +51,13 @@ struct PageCostTests {
         let store = callback.create()
         for page in stride(from: 3, through: 7, by: 2) {
             fixture.nextOrigin.enqueue(value: FetchedPage(data: [page, page + 1], cursor: page + 2))
-            #expect(Self.describe(await store.requestNextData()) == "loaded")
+            #expect(String(describing: await store.requestNextData()) == ".loaded")
         }
         // [1 … 8] was cut to its last 4 items; the page before item 5 has cursor 4.
         #expect(fixture.cache.value == Record(data: [5, 6, 7, 8], nextCursor: 9, prevCursor: 4))
         // Going back loads the dropped items again and drops the other end.
         fixture.prevOrigin.enqueue(value: FetchedPage(data: [3, 4], cursor: 2))
-        #expect(Self.describe(await store.requestPrevData()) == "loaded")
+        #expect(String(describing: await store.requestPrevData()) == ".loaded")
         #expect(fixture.cache.value == Record(data: [3, 4, 5, 6], nextCursor: 7, prevCursor: 2))
         #expect(try await store.nextPageState().cursor == 7)
     }
@@ -70,15 +70,4 @@ struct PageCostTests {
         #expect(record.keepingFirst(1) { $0 + 1 } == PagedData(data: [1], nextCursor: 2, prevCursor: 0))
     }
 
-    static func describe(_ result: PageRequestResult) -> String {
-        switch result {
-        case .loaded: "loaded"
-        case .noMorePages: "noMorePages"
-        case .refreshedFirstPage: "refreshedFirstPage"
-        case .failed(let error): "failed(\(error))"
-        case .superseded: "superseded"
-        case .cancelled: "cancelled"
-        case .turnedAway(let reason): "turnedAway(\(reason))"
-        }
-    }
 }

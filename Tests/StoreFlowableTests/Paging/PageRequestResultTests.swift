@@ -9,28 +9,16 @@ import Testing
 struct PageRequestResultTests {
     private typealias Record = PagingFixture.Record
 
-    private static func describe(_ result: PageRequestResult) -> String {
-        switch result {
-        case .loaded: "loaded"
-        case .noMorePages: "noMorePages"
-        case .refreshedFirstPage: "refreshedFirstPage"
-        case .failed(let error): "failed(\(error))"
-        case .superseded: "superseded"
-        case .cancelled: "cancelled"
-        case .turnedAway(let reason): "turnedAway(\(reason))"
-        }
-    }
-
     @Test func aLoadedPageAndTheEndOfTheListAreReported() async throws {
         let fixture = PagingFixture(cached: Record(data: [1], nextCursor: 2, prevCursor: nil))
         fixture.nextOrigin.enqueue(value: FetchedPage(data: [2], cursor: nil))
         let store = fixture.oneWayStore
         let before = try await store.nextPageState()
         #expect(before.cursor == 2 && before.canRequestAdditionalData)
-        #expect(Self.describe(await store.requestNextData()) == "loaded")
+        #expect(String(describing: await store.requestNextData()) == ".loaded")
         let after = try await store.nextPageState()
         #expect(after.cursor == nil && !after.canRequestAdditionalData)
-        #expect(Self.describe(await store.requestNextData()) == "noMorePages")
+        #expect(String(describing: await store.requestNextData()) == ".noMorePages")
         #expect(fixture.nextOrigin.callCount == 1)
         await fixture.waitUntilReleased()
     }
@@ -39,7 +27,7 @@ struct PageRequestResultTests {
         let fixture = PagingFixture(cached: Record(data: [1], nextCursor: 2, prevCursor: nil))
         fixture.nextOrigin.enqueue(error: TestError("down"))
         let store = fixture.store
-        #expect(Self.describe(await store.requestNextData()) == "failed(down)")
+        #expect(String(describing: await store.requestNextData()) == ".failed(down)")
         let state = try await store.nextPageState()
         guard case .error(let error) = state.state else {
             Issue.record("expected .error, got \(state.state)")
@@ -47,33 +35,34 @@ struct PageRequestResultTests {
         }
         #expect(error as? TestError == TestError("down"))
         #expect(state.cursor == 2 && !state.canRequestAdditionalData)
-        #expect(Self.describe(await store.requestNextData(continueWhenError: false)) == "turnedAway(lastPageFailed)")
+        #expect(
+            String(describing: await store.requestNextData(continueWhenError: false)) == ".turnedAway(.lastPageFailed)")
         fixture.nextOrigin.enqueue(value: FetchedPage(data: [2], cursor: 3))
-        #expect(Self.describe(await store.requestNextData()) == "loaded")
+        #expect(String(describing: await store.requestNextData()) == ".loaded")
         #expect(fixture.cache.value == Record(data: [1, 2], nextCursor: 3, prevCursor: nil))
     }
 
     @Test func requestsWithNothingCachedOrAStaleListSayWhatHappened() async throws {
         let empty = PagingFixture()
-        #expect(Self.describe(await empty.store.requestNextData()) == "turnedAway(nothingCached)")
+        #expect(String(describing: await empty.store.requestNextData()) == ".turnedAway(.nothingCached)")
         let nothing = try await empty.store.nextPageState()
         #expect(nothing.cursor == nil && !nothing.canRequestAdditionalData)
 
         let stale = PagingFixture(cached: Record(data: [-1], nextCursor: 2, prevCursor: nil))
         stale.origin.enqueue(value: Record(data: [1], nextCursor: 5, prevCursor: nil))
-        #expect(Self.describe(await stale.store.requestNextData()) == "refreshedFirstPage")
+        #expect(String(describing: await stale.store.requestNextData()) == ".refreshedFirstPage")
         #expect(try await stale.store.nextPageState().cursor == 5)
         #expect(stale.nextOrigin.callCount == 0)
 
         let failing = PagingFixture(cached: Record(data: [-1], nextCursor: 2, prevCursor: nil))
         failing.origin.enqueue(error: TestError("origin"))
-        #expect(Self.describe(await failing.store.requestNextData()) == "failed(origin)")
+        #expect(String(describing: await failing.store.requestNextData()) == ".failed(origin)")
 
         // Valid data whose last refresh failed is not settled: pages wait for a successful refresh.
         let unsettled = PagingFixture(cached: Record(data: [1], nextCursor: 2, prevCursor: nil))
         unsettled.origin.enqueue(error: TestError("origin"))
         await unsettled.store.refresh()
-        #expect(Self.describe(await unsettled.store.requestNextData()) == "turnedAway(lastRefreshFailed)")
+        #expect(String(describing: await unsettled.store.requestNextData()) == ".turnedAway(.lastRefreshFailed)")
         #expect(unsettled.nextOrigin.callCount == 0)
     }
 
@@ -82,7 +71,7 @@ struct PageRequestResultTests {
         fixture.origin.hold()
         let refresh = Task { await fixture.store.refresh() }
         await fixture.origin.waitForCalls(1)
-        #expect(Self.describe(await fixture.store.requestNextData()) == "turnedAway(dataBeingReplaced)")
+        #expect(String(describing: await fixture.store.requestNextData()) == ".turnedAway(.dataBeingReplaced)")
         fixture.origin.enqueue(value: Record(data: [1], nextCursor: 2, prevCursor: nil))
         fixture.origin.release()
         await refresh.valueOrCancel
@@ -98,10 +87,10 @@ struct PageRequestResultTests {
         await eventually { await fixture.manager.pageWaiterCount(for: "list", Record.self, .next) == 2 }
         #expect(try await store.nextPageState().state.isLoading)
         cancelled.cancel()
-        #expect(Self.describe(await cancelled.valueOrCancel) == "cancelled")
+        #expect(String(describing: await cancelled.valueOrCancel) == ".cancelled")
         fixture.origin.enqueue(value: Record(data: [7], nextCursor: 8, prevCursor: nil))
         await store.refresh()
-        #expect(Self.describe(await page.valueOrCancel) == "superseded")
+        #expect(String(describing: await page.valueOrCancel) == ".superseded")
         fixture.nextOrigin.release()
         #expect(fixture.cache.value == Record(data: [7], nextCursor: 8, prevCursor: nil))
     }
@@ -110,10 +99,10 @@ struct PageRequestResultTests {
         let fixture = PagingFixture(cached: Record(data: [5], nextCursor: 6, prevCursor: 4))
         fixture.prevOrigin.enqueue(value: FetchedPage(data: [4], cursor: nil))
         let store = fixture.store
-        #expect(Self.describe(await store.requestPrevData()) == "loaded")
+        #expect(String(describing: await store.requestPrevData()) == ".loaded")
         #expect(try await store.prevPageState().cursor == nil)
         #expect(try await store.nextPageState().cursor == 6)
-        #expect(Self.describe(await store.requestPrevData()) == "noMorePages")
+        #expect(String(describing: await store.requestPrevData()) == ".noMorePages")
         // A one-way store has no previous direction.
         #expect(try await fixture.oneWayStore.nextPageState().cursor == 6)
     }

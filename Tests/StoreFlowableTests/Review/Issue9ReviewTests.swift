@@ -15,21 +15,6 @@ import Testing
 
 // MARK: - Doubles
 
-/// A one-time signal between tasks, without sleeping: `wait()` returns once `open()` was called (or the
-/// waiting task is cancelled).
-private struct R9Signal: Sendable {
-    private let stream: AsyncStream<Void>
-    private let continuation: AsyncStream<Void>.Continuation
-
-    init() { (stream, continuation) = AsyncStream.makeStream() }
-
-    func open() { continuation.finish() }
-
-    func wait() async {
-        for await _ in stream {}
-    }
-}
-
 /// Waits until the waiting task is cancelled, without sleeping and without a timer.
 private func r9WaitUntilCancelled() async {
     let (stream, continuation) = AsyncStream.makeStream(of: Never.self)
@@ -127,8 +112,8 @@ private struct R9SlowVerdictCallback: StoreFlowableCallback {
     let fetched: @Sendable (_ call: Int) -> String
     let originCalls = R9Counter()
     let verdicts = R9Counter()
-    let entered = R9Signal()
-    let release = R9Signal()
+    let entered = Signal()
+    let release = Signal()
 
     func loadDataFromCache() async throws -> String? { cache.load() }
     func saveDataToCache(newData: String?) async throws { cache.save(newData) }
@@ -327,7 +312,7 @@ struct Issue9ReviewReentrancyTests {
     /// (the caller gives up, the flight is abandoned and cancelled) or when the awaited fetch throws.
     @Test func edgesAreRemovedWhenAWaitIsCancelledOrFails() async throws {
         let manager = FlowableDataStateManager<String>()
-        let entered = R9Signal()
+        let entered = Signal()
         let leaf = R9Callback(
             key: "leaf", flowableDataStateManager: manager, cache: R9Cache(),
             onFetch: { _ in
@@ -553,7 +538,7 @@ struct Issue9ReviewFlightHandleTests {
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<runs {
                 let handle = FlightHandle()
-                let done = R9Signal()
+                let done = Signal()
                 let operation: @Sendable () async -> Void = {
                     started.increment()
                     await r9WaitUntilCancelled()

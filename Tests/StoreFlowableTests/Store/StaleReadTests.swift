@@ -3,20 +3,6 @@ import Testing
 
 @testable import StoreFlowable
 
-/// A one-time signal between tasks, without sleeping: `wait()` returns once `open()` was called.
-private struct Signal: Sendable {
-    private let stream: AsyncStream<Void>
-    private let continuation: AsyncStream<Void>.Continuation
-
-    init() { (stream, continuation) = AsyncStream.makeStream() }
-
-    func open() { continuation.finish() }
-
-    func wait() async {
-        for await _ in stream {}
-    }
-}
-
 /// A callback whose first `needRefresh` call of a stale value blocks until the test lets it go, so a
 /// read can be held between reading the cache and deciding that the value is stale.
 private struct SlowVerdictCallback: StoreFlowableCallback {
