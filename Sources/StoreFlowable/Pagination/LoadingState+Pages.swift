@@ -24,7 +24,7 @@ extension LoadingState {
 
 extension AdditionalLoadingState {
     /// This state, with "nothing loading" turned into whether a cursor allows another page.
-    fileprivate func withCursor(_ hasCursor: Bool) -> AdditionalLoadingState {
+    func withCursor(_ hasCursor: Bool) -> AdditionalLoadingState {
         if case .fixed = self { return .fixed(canRequestAdditionalData: hasCursor) }
         return self
     }

@@ -114,8 +114,7 @@ struct PaginationCallbackStore<Callback: PaginationStoreFlowableCallback>: Pagin
             case .next: record?.nextCursor
             case .prev: isTwoWay ? record?.prevCursor : nil
             }
-        var state = await base.pageStatus(direction)
-        if case .fixed = state { state = .fixed(canRequestAdditionalData: cursor != nil) }
+        let state = await base.pageStatus(direction).withCursor(cursor != nil)
         return PageState(state: state, cursor: cursor)
     }
 }

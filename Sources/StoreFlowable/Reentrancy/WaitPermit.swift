@@ -4,7 +4,7 @@
 /// Outside every callback the answer is always yes and nothing is recorded. Inside a callback of a key,
 /// a wait that could never end (see ``WaitGraph``) is refused, and any other wait is recorded until it
 /// ends.
-enum WaitPermit {
+enum WaitPermit: Sendable {
     /// The task runs no callback of the library: it may wait, and nothing was recorded.
     case outsideCallbacks
     /// The wait is allowed and recorded; call ``end()`` when it ends.
@@ -15,7 +15,8 @@ enum WaitPermit {
     /// The wait could never end.
     case refused
 
-    /// Asks whether the current task may wait for the fetch, a page or the refresh of `target`.
+    /// Asks whether the current task may wait for the fetch, a page, the refresh or the next streamed
+    /// state of `target`.
     ///
     /// Refused from inside any callback of `target` itself (its fetch or its cache write), and from
     /// inside a callback of a key that `target`'s callbacks are waiting for.

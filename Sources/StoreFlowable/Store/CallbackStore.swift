@@ -179,20 +179,16 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
         // From inside a callback, a stream counts as a wait for this key while it lasts (its consumer may
         // wait for its next state). One that would wait for the callback's own key, or close a cycle of
         // waits, says so and finishes.
-        var recordedWait: (from: WaitNode, to: WaitNode)?
-        if let scope = CallbackScope.current {
-            let target = node
-            guard scope.node != target, WaitGraph.begin(from: scope.node, to: target) else {
-                subscription.deliver(.error(content: nil, rawError: StoreFlowableError.reentrantCall), sequence: 1)
-                continuation.finish()
-                return
-            }
-            recordedWait = (scope.node, target)
+        let permit = WaitPermit.forFetch(of: node)
+        if permit.isRefused {
+            subscription.deliver(.error(content: nil, rawError: StoreFlowableError.reentrantCall), sequence: 1)
+            continuation.finish()
+            return
         }
         let store = self
-        continuation.onTermination = { [recordedWait] _ in
+        continuation.onTermination = { _ in
             // Takes only the graph's lock, which is never held across a yield or a resume.
-            if let (from, to) = recordedWait { WaitGraph.end(from: from, to: to) }
+            permit.end()
             guard let id = subscription.terminate() else { return }
             Task { await store.manager.unsubscribe(store.key, Data.self, subscriber: id).run(for: store) }
         }
