@@ -60,6 +60,45 @@ public protocol StoreFlowableCallback: Sendable {
     /// - Parameter cachedData: The value just read from the cache.
     /// - Returns: `true` when the value must be refreshed before it is served as valid.
     func needRefresh(cachedData: Data) async -> Bool
+
+    /// Reads the cached value of ``key`` with its freshness: whether the store may serve it at once,
+    /// serve it while refreshing it in the background, serve it only when the origin fails, or not at
+    /// all (see ``Freshness``).
+    ///
+    /// The default implementation calls ``loadDataFromCache()`` and then ``needRefresh(cachedData:)``:
+    /// ``Freshness/fresh`` when no refresh is needed, ``Freshness/stale`` otherwise. Implement it when
+    /// your cache keeps timestamps (or use ``KeyedStore``, which does).
+    ///
+    /// - Returns: The cached value and its freshness, or `nil` when nothing is cached.
+    /// - Throws: As ``loadDataFromCache()``.
+    func loadCachedData() async throws -> CachedData<Data>?
+
+    /// Marks the cached value of ``key`` as stale without deleting it, so that the next read fetches.
+    ///
+    /// The store calls it from `invalidate()`, under the key's write turn (no fetch's save or update of
+    /// the key runs at the same time). The default implementation does nothing: with it, an
+    /// invalidation refetches for the key's current subscribers and waiting callers only, and later
+    /// reads trust ``needRefresh(cachedData:)`` as before.
+    ///
+    /// - Throws: Any error; the store reports it as ``StoreFlowableError/cacheWriteFailed(underlying:)``
+    ///   to subscribers and still refetches.
+    func invalidateCache() async throws
+}
+
+extension StoreFlowableCallback {
+    /// Reads the cache with ``loadDataFromCache()`` and decides with ``needRefresh(cachedData:)``.
+    ///
+    /// - Returns: The cached value, ``Freshness/fresh`` or ``Freshness/stale``; `nil` when nothing is
+    ///   cached.
+    /// - Throws: What ``loadDataFromCache()`` throws.
+    @inlinable
+    public func loadCachedData() async throws -> CachedData<Data>? {
+        guard let cached = try await loadDataFromCache() else { return nil }
+        return CachedData(value: cached, freshness: await needRefresh(cachedData: cached) ? .stale : .fresh)
+    }
+
+    /// Does nothing: the cache keeps no invalidation mark.
+    public func invalidateCache() async throws {}
 }
 
 extension StoreFlowableCallback {
