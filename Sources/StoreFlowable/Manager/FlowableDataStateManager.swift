@@ -187,17 +187,22 @@ public actor FlowableDataStateManager<Key: Hashable & Sendable> {
     func join<Data: Sendable>(_ key: Key, _: Data.Type, _ waiter: OneShot<ErasedData>, readEpoch: UInt64)
         -> (id: UInt64?, effects: KeyEffects)
     {
+        if readMayHaveMissedWrite(key, Data.self, readEpoch: readEpoch) { return (nil, .none) }
+        let (id, effects) = join(key, Data.self, waiter)
+        return (id, effects)
+    }
+
+    /// Whether a cache read that began at `readEpoch` may have missed a write: no flight runs for `key`
+    /// (a running flight is joined whatever was written before it) and a write replaced its data since.
+    private func readMayHaveMissedWrite<Data: Sendable>(_ key: Key, _: Data.Type, readEpoch: UInt64) -> Bool {
         let slotKey = SlotKey(key: key, dataType: ObjectIdentifier(Data.self))
         let replacedEpoch: UInt64
         if let slot = slots[slotKey] {
-            // A running flight is joined whatever was written before it.
             replacedEpoch = slot.machine.flight == nil ? slot.replacedEpoch : 0
         } else {
             replacedEpoch = releasedEpochs[Self.bucket(of: slotKey)]
         }
-        if replacedEpoch > readEpoch { return (nil, .none) }
-        let (id, effects) = join(key, Data.self, waiter)
-        return (id, effects)
+        return replacedEpoch > readEpoch
     }
 
     func leave<Data: Sendable>(_ key: Key, _: Data.Type, waiter id: UInt64) -> KeyEffects {
@@ -255,6 +260,43 @@ public actor FlowableDataStateManager<Key: Hashable & Sendable> {
 
     func finishUpdateUnchanged<Data: Sendable>(_ key: Key, _: Data.Type, update id: UInt64) -> KeyEffects {
         apply(key, Data.self) { machine in machine.finishUpdateUnchanged(id) }
+    }
+
+    /// Starts a background fetch of `key` for a stale-while-revalidate read (or pins the running one),
+    /// unless the read may have missed a write: when no flight runs and a write replaced the data after
+    /// `readEpoch`, the value read is already outdated and a newer one is cached.
+    ///
+    /// - Parameter readEpoch: The ``writeEpoch`` read before the cache read.
+    /// - Returns: The effects.
+    func revalidate<Data: Sendable>(_ key: Key, _: Data.Type, readEpoch: UInt64) -> KeyEffects {
+        if readMayHaveMissedWrite(key, Data.self, readEpoch: readEpoch) { return .none }
+        return apply(key, Data.self) { machine in machine.revalidate() }
+    }
+
+    func beginInvalidation<Data: Sendable>(_ key: Key, _ writer: OneShot<Bool>, _: Data.Type)
+        -> (id: UInt64, mayWriteNow: Bool, effects: KeyEffects)
+    {
+        var id: UInt64 = 0
+        var mayWriteNow = false
+        let effects = apply(key, Data.self) { machine in
+            let (began, mayWrite, action) = machine.beginInvalidation(writer)
+            (id, mayWriteNow) = (began, mayWrite)
+            return action
+        }
+        return (id, mayWriteNow, effects)
+    }
+
+    func finishInvalidation<Data: Sendable>(_ key: Key, _: Data.Type, invalidation id: UInt64) -> KeyEffects {
+        apply(key, Data.self) { machine in machine.finishInvalidation(id) }
+    }
+
+    /// The keys of data type `dataType` whose state the manager keeps now (see ``trackedKeyCount``).
+    ///
+    /// - Parameter dataType: The `Data` type of the stores that use the keys.
+    /// - Returns: The keys, in no particular order.
+    public func trackedKeys<Data: Sendable>(of dataType: Data.Type) -> [Key] {
+        let type = ObjectIdentifier(Data.self)
+        return slots.keys.compactMap { $0.dataType == type ? $0.key : nil }
     }
 
     /// The number of writers queued behind the one writing the cache for `key`, for race tests.

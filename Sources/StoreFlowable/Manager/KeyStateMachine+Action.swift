@@ -4,6 +4,8 @@ extension KeyStateMachine {
         case flight(ID)
         case update(ID)
         case page(PageDirection, ID)
+        /// An invalidation marking the cached value stale.
+        case invalidation(ID)
     }
 
     /// Who receives an emitted state.

@@ -58,6 +58,10 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer, PageWaiter> {
     var nextPage = PageLoad<PageWaiter>()
     /// Loading the page before the data.
     var prevPage = PageLoad<PageWaiter>()
+    /// The flight a background revalidation started or joined: it keeps running when every caller and
+    /// stream leaves, so that a stale-while-revalidate read's refresh always completes. It is pinned
+    /// while ``flight`` has this id.
+    private(set) var pinnedFlight: ID?
     /// Whether an update since the last finished one dropped a flight (which an update that ends up
     /// writing nothing must then start again for the callers and streams it was fetching for).
     private(set) var updateDroppedFlight = false
@@ -303,6 +307,59 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer, PageWaiter> {
         return action
     }
 
+    // MARK: Freshness
+
+    /// A read found a value to serve at once but due for a refresh (stale-while-revalidate): starts a
+    /// flight unless one exists, and pins the flight so that it completes even when nobody waits for it.
+    mutating func revalidate() -> Action {
+        let action = startFlightIfNeeded()
+        pinnedFlight = flight?.id
+        return action
+    }
+
+    /// Whether the current flight was started or joined by a background revalidation.
+    var isFlightPinned: Bool { flight != nil && flight?.id == pinnedFlight }
+
+    /// An invalidation wants to mark the cached value stale, which it does under the write turn so that
+    /// no fetch's save or update of the key interleaves with the mark.
+    ///
+    /// A flight that has not reached the cache may bring a value older than the invalidation: it is
+    /// superseded, and a new flight is started for the callers and streams that wait (it starts once the
+    /// dropped flight's origin call returned, and writes after the mark). A flight already saving writes
+    /// first; the mark then applies to its value.
+    ///
+    /// - Returns: The invalidation's id, whether it may mark now (otherwise it waits for its box to be
+    ///   granted; invalidations are never rejected), and the effects.
+    mutating func beginInvalidation(_ writer: Writer) -> (id: ID, mayWriteNow: Bool, action: Action) {
+        let id = makeID()
+        var action = Action.none
+        if let current = flight, current.phase != .saving {
+            action = supersedeFlight()
+            if hasAudience || !waiters.isEmpty { action.merge(startFlightIfNeeded()) }
+        }
+        if writeOwner == nil {
+            writeOwner = .invalidation(id)
+            return (id, true, action)
+        }
+        writeQueue.append((.invalidation(id), writer))
+        return (id, false, action)
+    }
+
+    /// Invalidation `id` marked the cached value stale (or failed to): releases the write turn, and
+    /// starts a fetch when anyone subscribes or waits; subscribers see `.loading` with their content.
+    ///
+    /// A subscriber's cache read that began before the mark is no longer current (the version moves), so
+    /// it never starts from the value as if it were fresh.
+    mutating func finishInvalidation(_ id: ID) -> Action {
+        precondition(
+            isWriteOwner(.invalidation(id)), "finishInvalidation for an invalidation that does not hold the turn")
+        version &+= 1
+        var action = Action.none
+        if hasAudience || !waiters.isEmpty { action = startFlightIfNeeded() }
+        passWriteTurn(into: &action)
+        return action
+    }
+
     // MARK: Helpers
 
     /// The state every subscriber should hold now, or `nil` when there is nothing to show.
@@ -324,6 +381,7 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer, PageWaiter> {
         case (.update(let a)?, .update(let b)): a == b
         case (.flight(let a)?, .flight(let b)): a == b
         case (.page(let d1, let a)?, .page(let d2, let b)): d1 == d2 && a == b
+        case (.invalidation(let a)?, .invalidation(let b)): a == b
         default: false
         }
     }
@@ -392,14 +450,14 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer, PageWaiter> {
         case .flight(let id): flight = (id, .saving)
         case .page(.next, let id): nextPage.flight = (id, .saving)
         case .page(.prev, let id): prevPage.flight = (id, .saving)
-        case .update: break
+        case .update, .invalidation: break
         }
         action.grantWriter = next.writer
     }
 
     /// Cancels a flight nobody waits for any more, unless its result is already being written.
     private mutating func abandonFlightIfUnwanted() -> Action {
-        guard !hasAudience, waiters.isEmpty else { return .none }
+        guard !hasAudience, waiters.isEmpty, !isFlightPinned else { return .none }
         return supersedeFlight()
     }
 

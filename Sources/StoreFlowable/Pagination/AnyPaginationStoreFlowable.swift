@@ -76,6 +76,13 @@ public struct AnyPaginationStoreFlowable<Data: Sendable, Cursor: Sendable>: Pagi
         try await base.update(transform)
     }
 
+    /// See ``StoreFlowable/invalidate()``.
+    ///
+    /// - Throws: The errors listed at ``StoreFlowable/invalidate()``.
+    public func invalidate() async throws {
+        try await base.invalidate()
+    }
+
     /// See ``StoreFlowable/clear()``.
     public func clear() async {
         await base.clear()

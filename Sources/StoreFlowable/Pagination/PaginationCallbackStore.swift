@@ -74,6 +74,10 @@ struct PaginationCallbackStore<Callback: PaginationStoreFlowableCallback>: Pagin
         }
     }
 
+    func invalidate() async throws {
+        try await base.invalidate()
+    }
+
     func clear() async {
         await base.clear()
     }

@@ -36,11 +36,12 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
 
     // MARK: Reading
 
-    /// Reads the cache; a throwing read counts as a miss. Returns the value and whether it is valid.
+    /// Reads the cache with its freshness; a throwing read counts as a miss, and so does an expired value
+    /// (it is never served, not even as content).
     @inlinable
-    func readCache() async -> (value: Data?, isValid: Bool) {
-        guard let cached = try? await callback.loadDataFromCache() else { return (nil, false) }
-        return (cached, !(await callback.needRefresh(cachedData: cached)))
+    func readCache() async -> CachedData<Data>? {
+        guard let read = try? await callback.loadCachedData(), read.freshness.isUsable else { return nil }
+        return read
     }
 
     @inlinable
@@ -52,40 +53,73 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
     func requireData(from: GettingFrom) async throws -> Data {
         switch from {
         case .cache:
-            let cached: Data?
+            let read: CachedData<Data>?
             do {
-                cached = try await callback.loadDataFromCache()
+                read = try await callback.loadCachedData()
             } catch {
                 throw StoreFlowableError.cacheReadFailed(underlying: error)
             }
-            guard let cached, !(await callback.needRefresh(cachedData: cached)) else {
-                throw StoreFlowableError.noValidCache
-            }
-            return cached
+            // A value inside the stale-while-revalidate window is served, but `.cache` never contacts the
+            // origin, so nothing refreshes it.
+            guard let read, read.freshness.isServableWithoutFetch else { throw StoreFlowableError.noValidCache }
+            return read.value
         case .both:
             let epoch = manager.writeEpoch.current
-            let (cached, isValid) = await readCache()
-            if let cached, isValid { return cached }
-            return try await fetchAfterInvalidRead(since: epoch)
+            let read = await readCache()
+            if let read, read.freshness == .fresh { return read.value }
+            return try await serve(read, readAt: epoch)
         case .origin:
             return try await awaitFetch()
+        }
+    }
+
+    /// Serves a cache read that found nothing fresh, as its freshness says: a value inside the
+    /// stale-while-revalidate window at once (starting or joining one background fetch), else the fetch's
+    /// value, or, inside the stale-if-error window, the cached value when the fetch fails.
+    ///
+    /// - Parameters:
+    ///   - read: What the read found; `nil` for a miss.
+    ///   - epoch: The manager's ``FlowableDataStateManager/writeEpoch`` read before the read.
+    /// - Returns: The value to serve.
+    /// - Throws: What ``awaitFetch()`` throws, unless the stale-if-error window covers it; a cancelled
+    ///   caller always gets `CancellationError`.
+    @usableFromInline
+    func serve(_ read: CachedData<Data>?, readAt epoch: UInt64) async throws -> Data {
+        guard let read else { return try await fetchAfterInvalidRead(since: epoch) }
+        switch read.freshness {
+        case .fresh:
+            return read.value
+        case .staleWhileRevalidate:
+            // Starting (or pinning) the fetch waits for nothing, so it is safe from inside any callback.
+            await manager.revalidate(key, Data.self, readEpoch: epoch).run(for: self)
+            return read.value
+        case .staleIfError:
+            do {
+                return try await fetchAfterInvalidRead(since: epoch)
+            } catch is CancellationError where Task.isCancelled {
+                throw CancellationError()
+            } catch {
+                return read.value
+            }
+        case .stale, .expired:
+            return try await fetchAfterInvalidRead(since: epoch)
         }
     }
 
     @usableFromInline
     func validate() async {
         let epoch = manager.writeEpoch.current
-        let (cached, isValid) = await readCache()
-        if cached != nil, isValid { return }
+        let read = await readCache()
+        if let read, read.freshness == .fresh { return }
         _ = try? await fetchAfterInvalidRead(since: epoch)
     }
 
-    /// Fetches after a cache read that found nothing valid, unless the read missed a write: when a write
+    /// Fetches after a cache read that found nothing fresh, unless the read missed a write: when a write
     /// replaced the data after `epoch` was read and no fetch runs now, reads the cache again instead of
     /// starting another fetch (at most twice; then it fetches).
     ///
     /// - Parameter epoch: The manager's ``FlowableDataStateManager/writeEpoch`` read before the read.
-    /// - Returns: The valid value a new read found, or the fetched value.
+    /// - Returns: The fresh value a new read found, or the fetched value.
     /// - Throws: What ``awaitFetch()`` throws.
     @usableFromInline
     func fetchAfterInvalidRead(since epoch: UInt64) async throws -> Data {
@@ -93,8 +127,7 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
         for _ in 0..<2 {
             if let fetched = try await awaitFetch(readEpoch: epoch) { return fetched }
             epoch = manager.writeEpoch.current
-            let (cached, isValid) = await readCache()
-            if let cached, isValid { return cached }
+            if let read = await readCache(), read.freshness == .fresh { return read.value }
         }
         return try await awaitFetch()
     }
@@ -196,9 +229,12 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
             let (registered, effects) = await manager.subscribe(key, Data.self, subscription)
             effects.run(for: self)
             guard let (id, version) = registered else { return }
-            let (cached, isValid) = await readCache()
+            // A value past its stale-while-revalidate point is shown as `.loading(content: stale)` until the
+            // fetch returns: subscribers always see that a refresh is running.
+            let read = await readCache()
             await manager.initialRead(
-                key, subscriber: id, version: version, cached: cached, isValid: isValid, forceRefresh: forceRefresh
+                key, subscriber: id, version: version, cached: read?.value, isValid: read?.freshness == .fresh,
+                forceRefresh: forceRefresh
             ).run(for: self)
         }
     }
@@ -339,6 +375,36 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
             await manager.finishUpdate(key, update: id, newData: nil as Data?, error: error).run(for: self)
             return error
         }
+    }
+
+    @usableFromInline
+    func invalidate() async throws {
+        let permit = WaitPermit.forWrite(of: node)
+        // From inside this key's own cache write, the write turn cannot be granted before the caller
+        // returns.
+        if permit.isRefused { throw StoreFlowableError.reentrantCall }
+        defer { permit.end() }
+        let writer = OneShot<Bool>()
+        let (id, mayWriteNow, effects) = await manager.beginInvalidation(key, writer, Data.self)
+        effects.run(for: self)
+        if !mayWriteNow {
+            // Invalidations are only ever granted; the wait ignores cancellation so the turn is always
+            // used and released.
+            _ = try? await writer.value(cancellable: false)
+        }
+        // The mark runs in a task of its own so that cancelling the caller cannot fail it.
+        let callback = callback
+        let node = node
+        let failure: (any Error)? = await Task {
+            do {
+                try await CallbackScope.run(node, .write) { try await callback.invalidateCache() }
+                return nil
+            } catch {
+                return error
+            }
+        }.value
+        await manager.finishInvalidation(key, Data.self, invalidation: id).run(for: self)
+        if let failure { throw StoreFlowableError.cacheWriteFailed(underlying: failure) }
     }
 
     @usableFromInline

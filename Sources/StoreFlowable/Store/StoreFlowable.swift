@@ -87,6 +87,22 @@ public protocol StoreFlowable<Data>: Sendable {
     ///   when called from inside the key's own cache write. Cancelling the caller does not stop it.
     func update(_ transform: @escaping @Sendable (Data?) throws -> Data?) async throws
 
+    /// Marks the key's cached value stale without deleting it: the next read fetches, and subscribers
+    /// get a refetch now while keeping the value as their content.
+    ///
+    /// The mark is made through the callback's ``StoreFlowableCallback/invalidateCache()`` (a store built
+    /// on a ``KeyedCache`` marks the cache entry), under the key's write turn: no fetch's save or update
+    /// of the key runs at the same time. A fetch that began before the call and has not reached the
+    /// cache is dropped and started again for whoever waits for it, so no value it brings survives the
+    /// invalidation as fresh; a fetch already writing finishes first, and the mark then applies to its
+    /// value. After the call returns, subscribers see `.loading(content:)` with the value they had, then
+    /// the fetch's outcome. Cancelling the caller does not stop the invalidation.
+    ///
+    /// - Throws: ``StoreFlowableError/cacheWriteFailed(underlying:)`` when the mark could not be
+    ///   written (subscribers are refetched for all the same); ``StoreFlowableError/reentrantCall`` when
+    ///   called from inside the key's own cache write.
+    func invalidate() async throws
+
     /// Deletes the cached value and forgets the key's error; subscribers stay attached.
     ///
     /// Equivalent to `update(newData: nil)`: existing `publish()` streams see `.loading(content: nil)`

@@ -45,6 +45,7 @@ extension FlowableDataStateManager {
                 case .update: "update"
                 case .page(.next, _): "next"
                 case .page(.prev, _): "prev"
+                case .invalidation: "invalidation"
                 }
             },
             nextFlight: machine.nextPage.flight?.phase,

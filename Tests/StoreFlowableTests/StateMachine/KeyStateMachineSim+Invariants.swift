@@ -89,6 +89,8 @@ extension MachineTest.Sim {
             if writingUpdates.first?.id != id { problems.append("the write owner, update \(id), is not writing") }
         case .page(_, let id)?:
             problems.append("page \(id) holds the write turn, but this simulation never pages")
+        case .invalidation(let id)?:
+            problems.append("invalidation \(id) holds the write turn, but this simulation never invalidates")
         case nil:
             if !savingFlights.isEmpty || !writingUpdates.isEmpty { problems.append("a task writes without the turn") }
         }
@@ -108,6 +110,8 @@ extension MachineTest.Sim {
                 }
             case .page(_, let id):
                 problems.append("page \(id) is queued, but this simulation never pages")
+            case .invalidation(let id):
+                problems.append("invalidation \(id) is queued, but this simulation never invalidates")
             }
             queued.append(entry.writer)
         }

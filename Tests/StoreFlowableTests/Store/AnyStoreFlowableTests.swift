@@ -16,6 +16,7 @@ struct AnyStoreFlowableTests {
         func refresh() async {}
         func update(newData: String?) async {}
         func update(_ transform: @escaping @Sendable (String?) throws -> String?) async throws {}
+        func invalidate() async throws {}
         func clear() async {}
         func dataState() async -> DataState { .fixed }
     }
