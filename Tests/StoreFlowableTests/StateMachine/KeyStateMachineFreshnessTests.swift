@@ -1,0 +1,166 @@
+import Testing
+
+@testable import StoreFlowable
+
+/// Background revalidation (`revalidate`) and invalidation (`beginInvalidation`/`finishInvalidation`),
+/// transition by transition.
+@Suite("KeyStateMachine: revalidation and invalidation")
+struct KeyStateMachineFreshnessTests {
+    typealias Machine = MachineTest.Machine
+
+    /// A machine with one subscriber whose first read found `content` valid.
+    func subscribed(content: String = "v") -> Machine {
+        var machine = Machine()
+        let (id, version) = machine.subscribe(MachineTest.s1)
+        _ = machine.initialRead(subscriber: id, version: version, cached: content, isValid: true, forceRefresh: false)
+        return machine
+    }
+
+    func emitted(_ action: Machine.Action) -> MachineTest.Emitted? {
+        action.emission.map { MachineTest.Emitted($0.state) }
+    }
+
+    // MARK: revalidate
+
+    @Test func revalidateStartsAPinnedFlightThatNobodyLeavingCancels() {
+        var machine = Machine()
+        let start = machine.revalidate()
+        #expect(start.startFlight != nil)
+        #expect(machine.isFlightPinned)
+        let (waiter, _) = machine.join(MachineTest.w1)
+        let leave = machine.leave(waiter)
+        #expect(leave.cancelFlight == nil)
+        #expect(machine.flight != nil)
+    }
+
+    @Test func revalidatePinsARunningFlightInsteadOfStartingAnother() {
+        var machine = Machine()
+        let (waiter, join) = machine.join(MachineTest.w1)
+        let flight = join.startFlight
+        let again = machine.revalidate()
+        #expect(again.startFlight == nil)
+        #expect(machine.flight?.id == flight)
+        #expect(machine.leave(waiter).cancelFlight == nil)
+    }
+
+    @Test func aPinnedFlightEndsLikeAnyOtherAndLeavesTheKeyIdle() throws {
+        var machine = Machine()
+        let id = try #require(machine.revalidate().startFlight)
+        let (decision, _) = machine.flightReturned(id, writer: 1)
+        #expect(decision == .write)
+        _ = machine.flightSaved(id, data: "new")
+        #expect(machine.isIdle)
+        #expect(!machine.isFlightPinned)
+    }
+
+    @Test func anUpdateStillSupersedesAPinnedFlight() {
+        var machine = Machine()
+        _ = machine.revalidate()
+        let (_, _, action) = machine.beginUpdate(1)
+        #expect(action.cancelFlight != nil)
+        #expect(machine.flight == nil)
+    }
+
+    @Test func unpinnedFlightsAreStillAbandoned() {
+        var machine = Machine()
+        let (waiter, _) = machine.join(MachineTest.w1)
+        #expect(machine.leave(waiter).cancelFlight != nil)
+    }
+
+    // MARK: invalidation
+
+    @Test func invalidatingAnUnwatchedKeyMarksAndFetchesNothing() {
+        var machine = Machine()
+        let (id, mayWriteNow, begin) = machine.beginInvalidation(7)
+        #expect(mayWriteNow)
+        #expect(begin.isEmpty)
+        let finish = machine.finishInvalidation(id)
+        #expect(finish.isEmpty)
+        #expect(machine.isIdle)
+    }
+
+    @Test func subscribersGetARefetchAndKeepTheirContentAfterTheMark() {
+        var machine = subscribed()
+        let (id, _, begin) = machine.beginInvalidation(7)
+        #expect(begin.isEmpty)  // nothing is fetched before the mark is written
+        let finish = machine.finishInvalidation(id)
+        #expect(finish.startFlight != nil)
+        #expect(emitted(finish) == .loading("v"))
+    }
+
+    @Test func aFlightStillFetchingIsDroppedAndStartedAgainForItsWaiters() throws {
+        var machine = Machine()
+        let (_, join) = machine.join(MachineTest.w1)
+        let old = try #require(join.startFlight)
+        let (id, mayWriteNow, begin) = machine.beginInvalidation(7)
+        #expect(mayWriteNow)
+        #expect(begin.cancelFlight == old)
+        // The new flight waits for the dropped origin call to return.
+        #expect(machine.draining == old)
+        #expect(machine.flight?.phase == .pending)
+        let drained = machine.flightFailed(old, error: MachineTest.Failure.cancelled)
+        let new = try #require(drained.startFlight)
+        #expect(new != old)
+        // It returns while the invalidation still marks: it writes after the mark.
+        let (decision, _) = machine.flightReturned(new, writer: 8)
+        #expect(decision == .waitForTurn)
+        let finish = machine.finishInvalidation(id)
+        #expect(finish.grantWriter == 8)
+        #expect(finish.startFlight == nil)
+    }
+
+    @Test func aFlightAwaitingItsWriteTurnIsRejected() throws {
+        var machine = Machine()
+        let (_, join) = machine.join(MachineTest.w1)
+        let flight = try #require(join.startFlight)
+        _ = machine.beginUpdate(1)  // holds the turn; the flight is superseded by it
+        _ = machine.flightFailed(flight, error: MachineTest.Failure.cancelled)
+        let (_, join2) = machine.join(MachineTest.waiter(2))
+        let second = try #require(join2.startFlight)
+        let (decision, _) = machine.flightReturned(second, writer: 9)
+        #expect(decision == .waitForTurn)
+        let (_, mayWriteNow, begin) = machine.beginInvalidation(7)
+        #expect(!mayWriteNow)
+        #expect(begin.rejectWriter == 9)
+        #expect(begin.cancelFlight == second)
+        // Its waiter is not left behind: a new flight is started for it.
+        #expect(machine.flight != nil && machine.flight?.id != second)
+    }
+
+    @Test func aFlightAlreadySavingWritesFirstAndTheMarkFollows() throws {
+        var machine = subscribed()
+        let (_, join) = machine.join(MachineTest.w1)
+        let flight = try #require(join.startFlight)
+        #expect(machine.flightReturned(flight, writer: 8).decision == .write)
+        let (id, mayWriteNow, begin) = machine.beginInvalidation(7)
+        #expect(!mayWriteNow)
+        #expect(begin.cancelFlight == nil)
+        let saved = machine.flightSaved(flight, data: "new")
+        #expect(saved.grantWriter == 7)
+        #expect(saved.resolution?.waiters.count == 1)
+        let finish = machine.finishInvalidation(id)
+        #expect(finish.startFlight != nil)
+        #expect(emitted(finish) == .loading("new"))
+    }
+
+    @Test func anUpdateQueuedBehindTheInvalidationWritesAfterTheMark() {
+        var machine = Machine()
+        let (id, _, _) = machine.beginInvalidation(7)
+        let (_, mayWriteNow, _) = machine.beginUpdate(1)
+        #expect(!mayWriteNow)
+        #expect(machine.finishInvalidation(id).grantWriter == 1)
+    }
+
+    @Test func aSubscribersReadFromBeforeTheMarkIsNotTakenAsCurrent() {
+        var machine = Machine()
+        let (subscriber, version) = machine.subscribe(MachineTest.s1)
+        let (id, _, _) = machine.beginInvalidation(7)
+        let finish = machine.finishInvalidation(id)
+        // The stream is attached (pending), so the invalidation fetches for it.
+        #expect(finish.startFlight != nil)
+        // Its read found the value valid before the mark: it is shown as loading, not completed.
+        let read = machine.initialRead(
+            subscriber: subscriber, version: version, cached: "v", isValid: true, forceRefresh: false)
+        #expect(emitted(read) == .loading(nil))
+    }
+}
