@@ -87,12 +87,12 @@ public struct KeyedStore<Cache: KeyedCache>: Sendable {
         } catch {
             firstError = StoreFlowableError.cacheWriteFailed(underlying: error)
         }
-        for key in tracked {
-            do {
-                try await self[key].invalidate()
-            } catch {
-                if firstError == nil { firstError = error }
-            }
+        do {
+            // Every key listed, tracked or not any more: one whose fetch finished meanwhile may have written
+            // after the cache-wide mark.
+            try await FlowableDataStateManager.invalidate(tracked) { self[$0] }
+        } catch {
+            if firstError == nil { firstError = error }
         }
         if let firstError { throw firstError }
     }

@@ -121,6 +121,18 @@ struct InvalidationTests {
         await fixture.waitUntilIdle()
     }
 
+    @Test func theManagerInvalidatesTheTrackedKeysOfAHandWrittenCallbackInOneCall() async throws {
+        let fixture = StoreFixture(cached: "cached")
+        let recorder = StateRecorder(fixture.store.publish())
+        try await recorder.waitForLatest { $0.isCompleted }
+        try await fixture.manager.invalidate(where: { $0 != "key" }) { _ in fixture.store }
+        #expect(fixture.origin.callCount == 0)
+        try await fixture.manager.invalidate(where: { _ in true }) { _ in fixture.store }
+        let latest = try await recorder.waitForLatest { $0.isCompleted && $0.content == "fresh-1" }
+        #expect(latest.content == "fresh-1")
+        recorder.cancel()
+    }
+
     @Test func invalidateFromInsideTheKeysOwnWriteIsRefused() async throws {
         let manager = FlowableDataStateManager<String>()
         let seen = LockedValue<(any Error)?>(nil)
