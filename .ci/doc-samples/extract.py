@@ -13,7 +13,9 @@ share that module, as a reader reading the guide from the top would expect: a ty
 global declared in one block is visible in the later ones. Each block is one file:
 
 - its top-level declarations (types, extensions, functions, and the `let`s of a block that holds only
-  declarations, such as `let store = FeedCallback(key: "swift").create()`) stay at file scope;
+  declarations, such as `let store = FeedCallback(key: "swift").create()`) stay at file scope; a `let`
+  whose only `try` or `await` is inside a closure (`let users = KeyedStore(cache: …) { id in try await
+  … }`) counts as a declaration;
 - if the block also has statements (`await store.refresh()`, `for await …`, `let user = try await …`),
   the statements and the block's `let`/`var`s go, in order, into the body of an `async throws`
   function of their own, and each such `let` is followed by `_ = name`, so an illustrative unused
@@ -201,8 +203,25 @@ def kind_of(lines):
     if first in DECLARATION_KEYWORDS or first == "init":
         return "declaration"
     if first in ("let", "var"):
-        return "statement" if re.search(r"\b(await|try)\b", code) else "binding"
+        # Only a `try` or `await` outside every closure runs when the value is bound: the `try await` of
+        # `let users = KeyedStore(cache: …) { id in try await api.get(…) }` is the closure's.
+        return "statement" if re.search(r"\b(await|try)\b", outside_braces(code)) else "binding"
     return "statement"
+
+
+def outside_braces(code):
+    """`code` without the text between balanced `{` and `}` (closure bodies), roughly: braces inside
+    string literals are counted too, which the samples do not use."""
+    kept = []
+    depth = 0
+    for char in code:
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            kept.append(char)
+    return "".join(kept)
 
 
 def bound_names(lines):
