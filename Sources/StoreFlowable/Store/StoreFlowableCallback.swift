@@ -8,7 +8,9 @@
 /// When the store calls each operation:
 /// - ``loadDataFromCache()``: at the start of every `publish()` stream and every `getData`,
 ///   `requireData`, and `validate` call; possibly concurrently with itself and with the other operations.
-/// - ``needRefresh(cachedData:)``: right after each successful, non-nil cache read above.
+/// - ``needRefresh(cachedData:)``: right after each successful, non-nil cache read above (by the
+///   default ``loadCachedData()``, which the store calls for those reads).
+/// - ``invalidateCache()``: from `invalidate()`, holding the key's write turn.
 /// - ``fetchDataFromOrigin()``: at most once at a time per key and manager, in an unstructured task that
 ///   the store cancels when nobody waits for the result any more.
 /// - ``saveDataToCache(newData:)``: after a successful fetch, and for `update`/`clear`; never twice at
