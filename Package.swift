@@ -15,6 +15,7 @@ let package = Package(
     products: [
         .library(name: "StoreFlowable", targets: ["StoreFlowable"]),
         .library(name: "StoreFlowableTesting", targets: ["StoreFlowableTesting"]),
+        .library(name: "StoreFlowableFoundation", targets: ["StoreFlowableFoundation"]),
         .executable(name: "storeflowable-demo", targets: ["StoreFlowableDemo"]),
     ],
     targets: [
@@ -33,6 +34,26 @@ let package = Package(
         .testTarget(
             name: "StoreFlowableTests",
             dependencies: ["StoreFlowable", "StoreFlowableTesting"],
+            swiftSettings: strictSettings
+        ),
+        // The disk cache, in a product of its own so that the core module imports no Foundation.
+        .target(
+            name: "StoreFlowableFoundation",
+            dependencies: ["StoreFlowable"],
+            swiftSettings: strictSettings
+        ),
+        // The child process that DiskCache's crash tests kill in the middle of writes; not a product.
+        .executableTarget(
+            name: "DiskCacheCrashWriter",
+            dependencies: ["StoreFlowableFoundation"],
+            path: "Sources/diskcache-crash-writer",
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "StoreFlowableFoundationTests",
+            // The crash writer is a dependency so that `swift build --build-tests` and `swift test`
+            // build its binary next to the test bundle.
+            dependencies: ["StoreFlowableFoundation", "StoreFlowableTesting", "DiskCacheCrashWriter"],
             swiftSettings: strictSettings
         ),
     ],
