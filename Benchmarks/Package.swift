@@ -20,6 +20,7 @@ let package = Package(
             name: "StoreFlowableBenchmarks",
             dependencies: [
                 .product(name: "StoreFlowable", package: "StoreFlowable"),
+                .product(name: "StoreFlowableFoundation", package: "StoreFlowable"),
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "Benchmarks/StoreFlowableBenchmarks",
