@@ -27,7 +27,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "StoreFlowableDemo",
-            dependencies: ["StoreFlowable"],
+            dependencies: ["StoreFlowable", "StoreFlowableFoundation"],
             path: "Sources/storeflowable-demo",
             swiftSettings: strictSettings
         ),

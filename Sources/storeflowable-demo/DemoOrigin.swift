@@ -1,5 +1,5 @@
-/// A user as the demo's origin serves it.
-struct User: Sendable, Equatable, CustomStringConvertible {
+/// A user as the demo's origin serves it; `Codable` so that the disk cache can store it.
+struct User: Sendable, Equatable, Codable, CustomStringConvertible {
     /// The user's id, also the store's key.
     let id: Int
     /// The user's display name.

@@ -2,10 +2,12 @@ import StoreFlowable
 
 /// The parts of the tour, in the order they run; each has a flag to run it alone.
 enum Part: String, CaseIterable {
+    case disk
     case stream
     case cacheHit = "cache-hit"
     case refresh
     case failure
+    case freshness
     case concurrency
     case paging
     case edit
@@ -16,10 +18,12 @@ enum Part: String, CaseIterable {
     /// One line for `--help`.
     var summary: String {
         switch self {
-        case .stream: "publish() on an empty cache, then on a valid one"
+        case .disk: "a cache on disk: run twice, the second run reads the first's"
+        case .stream: "publish() on an empty cache, then on a fresh one"
         case .cacheHit: "getData() answered by the cache, no origin call"
         case .refresh: "refresh() while subscribed: old value, then new"
         case .failure: "a failed refresh keeps the last good value"
+        case .freshness: "stale-while-revalidate, stale-if-error, maxAge on a clock"
         case .concurrency: "10,000 concurrent callers share one origin fetch"
         case .paging: "a list loaded page by page; 100 callers, one page fetch"
         case .edit: "update { } from 100 tasks at once: every append kept"
@@ -29,10 +33,12 @@ enum Part: String, CaseIterable {
     /// The section heading printed before the part runs.
     var heading: String {
         switch self {
+        case .disk: "Disk: a cache that outlives the process"
         case .stream: "Stream: the states of publish()"
         case .cacheHit: "Cache hit: getData() without the origin"
         case .refresh: "Refresh: loading the old value, then the new one"
         case .failure: "Failure: a failed refresh keeps its content"
+        case .freshness: "Freshness: what a read serves as a value ages"
         case .concurrency: "Concurrency: 10,000 callers, one fetch"
         case .paging:
             "Paging: \(DemoListOrigin.itemCount) items in pages of \(DemoListOrigin.pageSize)"
@@ -48,10 +54,12 @@ func runTour(_ parts: [Part]) async -> [String] {
         if index > 0 { print() }
         print("== \(part.heading) ==")
         switch part {
+        case .disk: await showDisk(&checks)
         case .stream: await showStream(&checks)
         case .cacheHit: await showCacheHit(&checks)
         case .refresh: await showRefresh(&checks)
         case .failure: await showFailure(&checks)
+        case .freshness: await showFreshness(&checks)
         case .concurrency: await showConcurrency(&checks)
         case .paging: await showPaging(&checks)
         case .edit: await showEdit(&checks)
@@ -89,9 +97,9 @@ private enum Shape: Equatable {
     }
 }
 
-/// A store for user `id` over a fresh cache, fetching from `origin`.
+/// A store for user `id` over a new memory cache, fetching from `origin`.
 private func makeStore(id: Int, origin: DemoOrigin) -> AnyStoreFlowable<User> {
-    UserRepository(key: id, cache: DemoCache(), origin: origin).create()
+    DemoRepository.store(id: id, origin: origin)
 }
 
 // MARK: Parts
@@ -109,14 +117,14 @@ private func showStream(_ checks: inout Checks) async {
     checks.expect(Shape(first) == .loading(nil), "first state should be loading(content: nil)")
     checks.expect(Shape(second) == .completed(ada1), "second state should be completed(\(ada1))")
 
-    print("for await state in store.publish()   // cache now valid")
+    print("for await state in store.publish()   // cache now fresh")
     var again = StateWatcher(store.publish(), since: .now)
     let only = await again.next()
     again.stop()
-    checks.expect(Shape(only) == .completed(ada1), "a valid cache should give completed(\(ada1))")
+    checks.expect(Shape(only) == .completed(ada1), "a fresh cache should give completed(\(ada1))")
 
     let calls = await origin.callCount
-    print("origin calls: \(calls) (the valid cache needed no fetch)")
+    print("origin calls: \(calls) (the fresh cache needed no fetch)")
     checks.expect(calls == 1, "origin should be called once, not \(calls) times")
 }
 
@@ -139,7 +147,7 @@ private func showCacheHit(_ checks: inout Checks) async {
     let width = times.map(\.count).max() ?? 0
     let (fetchColumn, hitColumn) = (times[0].padding(toLeading: width), times[1].padding(toLeading: width))
     print("getData() -> \(describe(fetched))  in \(fetchColumn)  (cache empty: fetched)")
-    print("getData() -> \(describe(cached))  in \(hitColumn)  (valid cache: no fetch)")
+    print("getData() -> \(describe(cached))  in \(hitColumn)  (fresh cache: no fetch)")
     print("origin calls: \(callsBefore) before the second getData(), \(callsAfter) after")
     checks.expect(fetched != nil && cached == fetched, "both calls should return the same user")
     checks.expect(callsBefore == 1 && callsAfter == 1, "the cache hit should not call the origin")
@@ -188,7 +196,7 @@ private func showFailure(_ checks: inout Checks) async {
     checks.expect(Shape(failed) == .error(old), "the error should keep content \(describe(old))")
 
     let cached = await store.getData()
-    print("getData() -> \(describe(cached))   (the cached value is still valid)")
+    print("getData() -> \(describe(cached))   (the cached value is still fresh)")
     print("dataState() -> \(describe(await store.dataState()))")
     checks.expect(old != nil && cached == old, "getData() should still return \(describe(old))")
 

@@ -1,7 +1,8 @@
 // storeflowable-demo: a tour of StoreFlowable against a simulated origin.
 //
 // Run it with no argument for the whole tour, or with part flags (see --help). It needs no set-up and
-// ends by itself in well under a second.
+// ends by itself in about a second. The --disk part keeps its cache in the system's temporary directory,
+// so that the next run finds it there.
 
 #if canImport(Glibc)
     import Glibc
@@ -24,6 +25,9 @@ let usage: String = {
         PART flags to run only those:
 
         \(flags.joined(separator: "\n"))
+
+        --disk keeps its cache in the folder storeflowable-demo of the
+        system's temporary directory; delete it to start over.
         """
 }()
 
