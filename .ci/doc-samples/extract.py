@@ -354,7 +354,7 @@ def generate(repo, out):
 
     products = ", ".join(
         '.product(name: "%s", package: %s)' % (product, swift_string(identity))
-        for product in ("StoreFlowable", "StoreFlowableTesting")
+        for product in ("StoreFlowable", "StoreFlowableTesting", "StoreFlowableFoundation")
     )
     manifest = [
         "// swift-tools-version: 6.0",
