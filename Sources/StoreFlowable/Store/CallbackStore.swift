@@ -38,7 +38,7 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
 
     /// Reads the cache with its freshness; a throwing read counts as a miss, and so does an expired value
     /// (it is never served, not even as content).
-    @inlinable
+    @inlinable @inline(__always)
     func readCache() async -> CachedData<Data>? {
         guard let read = try? await callback.loadCachedData(), read.freshness.isUsable else { return nil }
         return read
