@@ -348,12 +348,12 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer, PageWaiter> {
     /// Invalidation `id` marked the cached value stale (or failed to): releases the write turn, and
     /// starts a fetch when anyone subscribes or waits; subscribers see `.loading` with their content.
     ///
-    /// A subscriber's cache read that began before the mark is no longer current (the version moves), so
-    /// it never starts from the value as if it were fresh.
+    /// The version does not move (the data did not change): a subscriber whose cache read began before
+    /// the mark and found the value fresh still has a current read, and is attached while the fetch this
+    /// starts for it runs (streams still reading count), so its first state is `.loading` with the value.
     mutating func finishInvalidation(_ id: ID) -> Action {
         precondition(
             isWriteOwner(.invalidation(id)), "finishInvalidation for an invalidation that does not hold the turn")
-        version &+= 1
         var action = Action.none
         if hasAudience || !waiters.isEmpty { action = startFlightIfNeeded() }
         passWriteTurn(into: &action)

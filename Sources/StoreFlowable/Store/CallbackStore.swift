@@ -90,16 +90,25 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
         case .fresh:
             return read.value
         case .staleWhileRevalidate:
-            // Starting (or pinning) the fetch waits for nothing, so it is safe from inside any callback.
-            await manager.revalidate(key, Data.self, readEpoch: epoch).run(for: self)
+            // Starting (or pinning) the fetch waits for nothing, so it is safe from inside any callback. A
+            // cancelled caller still gets the value, but starts nothing (promise 7).
+            if !Task.isCancelled {
+                await manager.revalidate(key, Data.self, readEpoch: epoch).run(for: self)
+            }
             return read.value
         case .staleIfError:
             do {
                 return try await fetchAfterInvalidRead(since: epoch)
             } catch is CancellationError where Task.isCancelled {
                 throw CancellationError()
+            } catch StoreFlowableError.reentrantCall {
+                // A refused call is reported as such, whatever the cache holds.
+                throw StoreFlowableError.reentrantCall
             } catch {
-                return read.value
+                // Read again: while the fetch ran, the value may have left the window or passed `maxAge`,
+                // or been replaced. Only a value still inside the window stands in for the error.
+                guard let again = await readCache(), again.freshness.isServableOnError else { throw error }
+                return again.value
             }
         case .stale, .expired:
             return try await fetchAfterInvalidRead(since: epoch)

@@ -151,16 +151,16 @@ struct KeyStateMachineFreshnessTests {
         #expect(machine.finishInvalidation(id).grantWriter == 1)
     }
 
-    @Test func aSubscribersReadFromBeforeTheMarkIsNotTakenAsCurrent() {
+    @Test func aSubscribersReadFromBeforeTheMarkStartsAsLoadingWithTheValue() {
         var machine = Machine()
         let (subscriber, version) = machine.subscribe(MachineTest.s1)
         let (id, _, _) = machine.beginInvalidation(7)
         let finish = machine.finishInvalidation(id)
-        // The stream is attached (pending), so the invalidation fetches for it.
+        // The stream is attached (still reading), so the invalidation fetches for it.
         #expect(finish.startFlight != nil)
-        // Its read found the value valid before the mark: it is shown as loading, not completed.
+        // Its read found the value fresh before the mark: it is shown as loading, with the value.
         let read = machine.initialRead(
             subscriber: subscriber, version: version, cached: "v", isValid: true, forceRefresh: false)
-        #expect(emitted(read) == .loading(nil))
+        #expect(emitted(read) == .loading("v"))
     }
 }
