@@ -1,33 +1,54 @@
 /// The storage of a ``MemoryCache``: entries by key with their costs, in least-recently-used order,
 /// within a count limit and a cost limit. A pure value: it takes no lock and reads no clock.
 ///
-/// Every operation is O(1) (amortised, like the dictionary and array it uses), except ``snapshot()``,
-/// ``invalidate(_:)``, ``keysByRecency`` and ``invariantViolations()``, which are O(n). The recency list
-/// is doubly linked through indices into one contiguous array of nodes, not through objects: an entry
-/// costs no allocation of its own, and a removed node's slot goes on a free list for the next insert.
+/// Every operation is O(1) (amortised, like the dictionary and arrays it uses), except ``snapshot()``,
+/// ``invalidate(_:)``, ``keysByRecency`` and ``invariantViolations()``, which are O(n). An entry lives in
+/// a slot: its payload (key, entry, cost) in ``payloads``, its place in the recency order in ``order``, an
+/// ``LRUList`` of slot numbers, and its slot in ``index`` by key. No entry costs an allocation of its own,
+/// and a removed entry's slot is reused. A write that replaces an existing key's entry updates its slot
+/// in place, hashing the key once.
 ///
 /// **Nothing leaves it under the caller's lock.** Every mutating operation hands back what it took out
 /// (replaced, evicted, expired or removed entries, with their keys) instead of letting it drop: the
 /// cache calls these operations under its lock, and a value's or key's `deinit` is user code that must
-/// run after unlocking. For that, the node of a key and the index hold the same key instance (the one
-/// first stored), and a node's payload is copied out before its slot is cleared, so the last reference
-/// to anything removed is in what the operation returns. Only a key's `hash(into:)` and `==` run inside
+/// run after unlocking. For that, a slot's payload and the index hold the same key instance (the one
+/// first stored), and a payload is copied out before its slot is cleared, so the last reference to
+/// anything removed is in what the operation returns. Only a key's `hash(into:)` and `==` run inside
 /// an operation: a dictionary cannot do without them.
+///
+/// **Specialisation.** The type, and the operations and properties that a cache read or write uses, are
+/// `@usableFromInline` and `@inlinable`: ``MemoryCache``'s reads and writes are inlined into the modules
+/// that call them with concrete types, and this code is specialised there with them. Unspecialised, its
+/// generic code costs several times more than the work itself (runtime type metadata and value witness
+/// calls for every nested generic type). The properties are therefore internal, not `private(set)`: only
+/// this type's own methods change them.
+@usableFromInline
 struct LRUStorage<Key: Hashable, Value> {
     /// An entry with what the storage keeps beside it; also what an operation hands back on removal.
+    @usableFromInline
     struct Stored {
         /// The key, the same instance as in the index.
-        var key: Key
+        @usableFromInline var key: Key
         /// The entry: value, timestamp and invalidation mark.
-        var entry: CacheEntry<Value>
+        @usableFromInline var entry: CacheEntry<Value>
         /// The entry's cost, counted in ``LRUStorage/totalCost``; never negative.
-        var cost: Int
+        @usableFromInline var cost: Int
         /// The storage's write number when the entry was stored: a later write of the key, even of an
         /// equal entry, stores a higher one (see ``LRUStorage/invalidate(_:)``).
-        var sequence: UInt64
+        @usableFromInline var sequence: UInt64
+
+        /// Creates the payload of a slot.
+        @inlinable
+        init(key: Key, entry: CacheEntry<Value>, cost: Int, sequence: UInt64) {
+            self.key = key
+            self.entry = entry
+            self.cost = cost
+            self.sequence = sequence
+        }
     }
 
     /// What ``LRUStorage/entry(forKey:now:)`` found.
+    @usableFromInline
     enum Lookup {
         /// The entry, now the most recently used.
         case hit(CacheEntry<Value>)
@@ -39,13 +60,19 @@ struct LRUStorage<Key: Hashable, Value> {
 
     /// Entries an operation took out, to be released by the caller after unlocking. The first one is
     /// held inline, so the common cases (one replaced or one evicted entry) allocate nothing.
+    @usableFromInline
     struct Removed {
         /// The first entry taken out, if any.
-        private(set) var first: Stored?
+        @usableFromInline var first: Stored?
         /// The entries taken out after the first.
-        private(set) var more: [Stored] = []
+        @usableFromInline var more: [Stored] = []
+
+        /// Creates an empty list.
+        @inlinable
+        init() {}
 
         /// Adds `stored` to the entries taken out.
+        @inlinable
         mutating func append(_ stored: Stored) {
             if first == nil { first = stored } else { more.append(stored) }
         }
@@ -54,41 +81,23 @@ struct LRUStorage<Key: Hashable, Value> {
         var all: [Stored] { (first.map { [$0] } ?? []) + more }
     }
 
-    /// One slot of ``nodes``: an entry in the recency list, or a free slot.
-    struct Node {
-        /// The entry; `nil` in a free slot.
-        var stored: Stored?
-        /// The slot of the next more recently used entry; `-1` for the most recent.
-        var newer: Int32
-        /// The slot of the next less recently used entry, or in a free slot the next free slot; `-1`
-        /// for none.
-        var older: Int32
-    }
-
-    /// No slot.
-    static var none: Int32 { -1 }
-
     /// The most entries kept; `nil` for no limit.
-    let countLimit: Int?
+    @usableFromInline let countLimit: Int?
     /// The highest total cost kept; `nil` for no limit other than `Int.max`.
-    let costLimit: Int?
+    @usableFromInline let costLimit: Int?
     /// The policy whose lifetime ``entry(forKey:now:)`` checks.
-    let policy: FreshnessPolicy
+    @usableFromInline let policy: FreshnessPolicy
 
-    /// Every slot, used or free.
-    private(set) var nodes: [Node] = []
+    /// Each slot's entry; `nil` in a free slot. Parallel to the slots of ``order``.
+    @usableFromInline var payloads: [Stored?] = []
+    /// The slots in use, most recently used first, and the free slots.
+    @usableFromInline var order = LRUList()
     /// The slot of each stored key.
-    private(set) var index: [Key: Int32] = [:]
-    /// The most recently used entry's slot.
-    private(set) var newest = Self.none
-    /// The least recently used entry's slot: the next to be evicted.
-    private(set) var oldest = Self.none
-    /// The first free slot; free slots are chained through ``Node/older``.
-    private(set) var firstFree = Self.none
+    @usableFromInline var index: [Key: Int32] = [:]
     /// The sum of the stored entries' costs.
-    private(set) var totalCost = 0
-    /// The write number of the next stored entry.
-    private var nextSequence: UInt64 = 0
+    @usableFromInline var totalCost = 0
+    /// The write number of the last stored entry.
+    @usableFromInline var lastSequence: UInt64 = 0
 
     /// Creates empty storage.
     ///
@@ -105,7 +114,7 @@ struct LRUStorage<Key: Hashable, Value> {
     }
 
     /// The number of stored entries, expired ones not yet read included.
-    var count: Int { index.count }
+    @inlinable var count: Int { order.count }
 
     // MARK: Reads
 
@@ -116,12 +125,13 @@ struct LRUStorage<Key: Hashable, Value> {
     ///   - key: The key to look up.
     ///   - now: The current time, or `nil` when the policy never expires entries.
     /// - Returns: What was found.
+    @inlinable
     mutating func entry(forKey key: Key, now: CacheTime?) -> Lookup {
-        guard let slot = index[key], let stored = nodes[Int(slot)].stored else { return .miss }
+        guard let slot = index[key], let stored = payloads[Int(slot)] else { return .miss }
         if let now, policy.isPastLifetime(storedAt: stored.entry.storedAt, now: now) {
             return .expired(remove(slot: slot))
         }
-        moveToNewest(slot)
+        order.moveToNewest(slot)
         return .hit(stored.entry)
     }
 
@@ -130,19 +140,12 @@ struct LRUStorage<Key: Hashable, Value> {
     /// - Parameter key: The key to look up.
     /// - Returns: The stored entry, or `nil`.
     func peek(_ key: Key) -> Stored? {
-        index[key].flatMap { nodes[Int($0)].stored }
+        index[key].flatMap { payloads[Int($0)] }
     }
 
     /// The stored keys, most recently used first.
     var keysByRecency: [Key] {
-        var keys: [Key] = []
-        keys.reserveCapacity(count)
-        var slot = newest
-        while slot != Self.none, let stored = nodes[Int(slot)].stored {
-            keys.append(stored.key)
-            slot = nodes[Int(slot)].older
-        }
-        return keys
+        order.slotsByRecency.compactMap { payloads[Int($0)]?.key }
     }
 
     // MARK: Writes
@@ -160,30 +163,43 @@ struct LRUStorage<Key: Hashable, Value> {
     ///   - key: Its key.
     ///   - cost: Its cost; a negative cost counts as 0.
     /// - Returns: The previous entry of the key and the evicted entries, to be released by the caller.
+    @inlinable
     mutating func setEntry(_ entry: CacheEntry<Value>, forKey key: Key, cost: Int) -> Removed {
         let cost = max(cost, 0)
         let countLimit = countLimit ?? .max
         let costLimit = costLimit ?? .max
         var removed = Removed()
-        // The key instance the index already holds is kept for the new node, so that the index and the
-        // node keep sharing one instance (see the type's discussion).
-        var storedKey = key
-        if let slot = index[key] {
-            let previous = remove(slot: slot)
-            storedKey = previous.key
-            removed.append(previous)
+        let existing = index[key]
+        guard cost <= costLimit, countLimit > 0 else {
+            if let existing { removed.append(remove(slot: existing)) }
+            return removed
         }
-        guard cost <= costLimit, countLimit > 0 else { return removed }
+        lastSequence &+= 1
         // `cost <= costLimit`, so `costLimit - cost` cannot overflow, and evicting every other entry makes
-        // the new one fit: the loop stops at an empty list at the latest.
-        while oldest != Self.none, count >= countLimit || totalCost > costLimit - cost {
-            removed.append(remove(slot: oldest))
+        // the new one fit: each loop below stops, at the latest, when only the new entry's key is left.
+        if let existing, let previous = payloads[Int(existing)] {
+            // In place: the slot keeps the key instance the index holds (see the type's discussion), and
+            // the previous entry goes to `removed` before it is overwritten, so it is not released here.
+            // The count does not change; the cost may have grown.
+            removed.append(previous)
+            payloads[Int(existing)] = Stored(key: previous.key, entry: entry, cost: cost, sequence: lastSequence)
+            totalCost -= previous.cost
+            order.moveToNewest(existing)
+            while order.oldest != existing, totalCost > costLimit - cost {
+                removed.append(remove(slot: order.oldest))
+            }
+        } else {
+            // Evicting first lets the new entry take an evicted entry's slot: the storage never holds more
+            // slots than the count limit.
+            while order.count > 0, count >= countLimit || totalCost > costLimit - cost {
+                removed.append(remove(slot: order.oldest))
+            }
+            let slot = order.insertNewest()
+            let stored = Stored(key: key, entry: entry, cost: cost, sequence: lastSequence)
+            if Int(slot) == payloads.count { payloads.append(stored) } else { payloads[Int(slot)] = stored }
+            index[key] = slot
         }
-        nextSequence &+= 1
-        let slot = allocate(Stored(key: storedKey, entry: entry, cost: cost, sequence: nextSequence))
-        index[storedKey] = slot
         totalCost += cost
-        linkAsNewest(slot)
         return removed
     }
 
@@ -204,7 +220,7 @@ struct LRUStorage<Key: Hashable, Value> {
     @discardableResult
     mutating func invalidateEntry(forKey key: Key) -> Bool {
         guard let slot = index[key] else { return false }
-        nodes[Int(slot)].stored?.entry.isInvalidated = true
+        payloads[Int(slot)]?.entry.isInvalidated = true
         return true
     }
 
@@ -214,9 +230,7 @@ struct LRUStorage<Key: Hashable, Value> {
     func snapshot() -> [(key: Key, sequence: UInt64)] {
         var keys: [(key: Key, sequence: UInt64)] = []
         keys.reserveCapacity(count)
-        for node in nodes {
-            if let stored = node.stored { keys.append((stored.key, stored.sequence)) }
-        }
+        for case let stored? in payloads { keys.append((stored.key, stored.sequence)) }
         return keys
     }
 
@@ -229,114 +243,56 @@ struct LRUStorage<Key: Hashable, Value> {
     mutating func invalidate(_ entries: [(key: Key, sequence: UInt64)]) -> Int {
         var marked = 0
         for (key, sequence) in entries {
-            guard let slot = index[key], nodes[Int(slot)].stored?.sequence == sequence else { continue }
-            nodes[Int(slot)].stored?.entry.isInvalidated = true
+            guard let slot = index[key], payloads[Int(slot)]?.sequence == sequence else { continue }
+            payloads[Int(slot)]?.entry.isInvalidated = true
             marked += 1
         }
         return marked
     }
 
-    // MARK: The list
-
-    /// Unlinks the entry in `slot`, removes it from the index and frees the slot.
+    /// Removes the entry in `slot` from the index and the order, and clears its payload.
     ///
     /// - Parameter slot: A used slot.
     /// - Returns: Its entry, which holds the last reference to everything removed.
-    private mutating func remove(slot: Int32) -> Stored {
-        guard let stored = nodes[Int(slot)].stored else {
+    @inlinable
+    mutating func remove(slot: Int32) -> Stored {
+        guard let stored = payloads[Int(slot)] else {
             preconditionFailure("LRUStorage: the index points at a free slot")
         }
-        unlink(slot)
-        // `stored` keeps the value and the key alive: neither is released by these two lines.
-        nodes[Int(slot)].stored = nil
+        // `stored` keeps the value and the key alive: neither is released by these lines.
+        payloads[Int(slot)] = nil
         index[stored.key] = nil
+        order.remove(slot)
         totalCost -= stored.cost
-        nodes[Int(slot)].older = firstFree
-        firstFree = slot
         return stored
-    }
-
-    /// Puts `stored` in a free slot, or a new one.
-    ///
-    /// - Parameter stored: The entry.
-    /// - Returns: Its slot, not yet linked.
-    private mutating func allocate(_ stored: Stored) -> Int32 {
-        if firstFree != Self.none {
-            let slot = firstFree
-            firstFree = nodes[Int(slot)].older
-            nodes[Int(slot)] = Node(stored: stored, newer: Self.none, older: Self.none)
-            return slot
-        }
-        precondition(nodes.count < Int(Int32.max), "MemoryCache: more than 2^31 - 1 entries")
-        nodes.append(Node(stored: stored, newer: Self.none, older: Self.none))
-        return Int32(nodes.count - 1)
-    }
-
-    /// Takes the entry in `slot` out of the recency list.
-    private mutating func unlink(_ slot: Int32) {
-        let (newer, older) = (nodes[Int(slot)].newer, nodes[Int(slot)].older)
-        if newer == Self.none { newest = older } else { nodes[Int(newer)].older = older }
-        if older == Self.none { oldest = newer } else { nodes[Int(older)].newer = newer }
-        nodes[Int(slot)].newer = Self.none
-        nodes[Int(slot)].older = Self.none
-    }
-
-    /// Links the unlinked entry in `slot` as the most recently used.
-    private mutating func linkAsNewest(_ slot: Int32) {
-        nodes[Int(slot)].newer = Self.none
-        nodes[Int(slot)].older = newest
-        if newest == Self.none { oldest = slot } else { nodes[Int(newest)].newer = slot }
-        newest = slot
-    }
-
-    /// Makes the entry in `slot` the most recently used.
-    private mutating func moveToNewest(_ slot: Int32) {
-        guard slot != newest else { return }
-        unlink(slot)
-        linkAsNewest(slot)
     }
 }
 
 extension LRUStorage {
-    /// Everything wrong with the storage's structure, for tests: an empty list when the list, the index,
-    /// the free list, the total cost and the limits agree.
+    /// Everything wrong with the storage's structure, for tests: an empty list when the order, the
+    /// payloads, the index, the total cost and the limits agree.
     ///
     /// - Returns: One description per broken invariant.
     func invariantViolations() -> [String] {
-        var problems: [String] = []
-        var seen = Set<Int32>()
-        var slot = newest
-        var previous = Self.none
+        var problems = order.invariantViolations()
+        if payloads.count != order.slotCount {
+            problems.append("\(payloads.count) payloads for \(order.slotCount) slots")
+            return problems
+        }
+        let used = order.slotsByRecency
         var cost = 0
-        while slot != Self.none {
-            guard slot >= 0, Int(slot) < nodes.count, seen.insert(slot).inserted else {
-                problems.append("the list reaches slot \(slot) twice or out of range")
-                break
+        for slot in used {
+            guard let stored = payloads[Int(slot)] else {
+                problems.append("the used slot \(slot) has no payload")
+                continue
             }
-            let node = nodes[Int(slot)]
-            if node.newer != previous { problems.append("slot \(slot) links back to \(node.newer), not \(previous)") }
-            if let stored = node.stored {
-                if index[stored.key] != slot { problems.append("the index does not point at slot \(slot)") }
-                cost += stored.cost
-            } else {
-                problems.append("the list holds the free slot \(slot)")
-            }
-            previous = slot
-            slot = node.older
+            if index[stored.key] != slot { problems.append("the index does not point at slot \(slot)") }
+            cost += stored.cost
         }
-        if oldest != previous { problems.append("oldest is \(oldest), the list ends at \(previous)") }
-        if seen.count != index.count { problems.append("the list has \(seen.count) entries, the index \(index.count)") }
+        let payloadCount = payloads.reduce(0) { $0 + ($1 == nil ? 0 : 1) }
+        if payloadCount != used.count { problems.append("\(payloadCount) payloads, \(used.count) used slots") }
+        if index.count != used.count { problems.append("the index has \(index.count) keys, \(used.count) used slots") }
         if cost != totalCost { problems.append("total cost is \(totalCost), the entries cost \(cost)") }
-        var free = firstFree
-        var freeCount = 0
-        while free != Self.none, freeCount <= nodes.count {
-            if nodes[Int(free)].stored != nil { problems.append("the free list holds the used slot \(free)") }
-            freeCount += 1
-            free = nodes[Int(free)].older
-        }
-        if freeCount + seen.count != nodes.count {
-            problems.append("\(freeCount) free and \(seen.count) used slots, \(nodes.count) in all")
-        }
         if let countLimit, count > countLimit { problems.append("\(count) entries, over the limit \(countLimit)") }
         if let costLimit, totalCost > costLimit { problems.append("total cost \(totalCost) over \(costLimit)") }
         return problems

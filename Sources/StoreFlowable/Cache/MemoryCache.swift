@@ -31,8 +31,9 @@
 /// of ``invalidateEntries(where:)`` runs under no lock. The one exception is the key type's `hash(into:)`
 /// and `==`, which the dictionary inside calls under the lock: they must not call the cache.
 ///
-/// Memory: one slot per entry in a contiguous array (no allocation per entry) plus a dictionary index.
-/// The array keeps its largest size until ``removeAllEntries()``; slots freed by removals are reused.
+/// Memory: one slot per entry in two contiguous arrays (no allocation per entry) plus a dictionary
+/// index. The arrays keep their largest size until ``removeAllEntries()``; slots freed by removals are
+/// reused.
 public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: KeyedCache, @unchecked Sendable {
     // Safety of `@unchecked Sendable`: the only mutable state is `storage`, which is read and written only
     // inside `mutex.withLock`, so no two threads touch it at once; it holds only `Key` and `Value`, both
@@ -55,11 +56,25 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Keyed
     public let costLimit: Int?
 
     /// Whether the policy ever expires an entry; if not, reads need not ask the clock.
-    private let expiresEntries: Bool
+    @usableFromInline let expiresEntries: Bool
     /// The entries, guarded by `mutex`.
     private var storage: LRUStorage<Key, Value>
     /// Guards `storage`, following the lock rule written at ``PthreadMutex``.
     private let mutex = PthreadMutex()
+
+    /// Runs `body` on the storage under the lock: how the `@inlinable` reads and writes reach it.
+    ///
+    /// Those methods are inlinable so that calls with concrete types are specialised in the caller's
+    /// module (see ``LRUStorage``); this function is not, as the storage and its lock are not visible
+    /// outside the module. `body` follows the lock rule: it only calls the storage and returns what the
+    /// storage hands back, to be released by the caller after this function returns.
+    ///
+    /// - Parameter body: Runs synchronously with the lock held.
+    /// - Returns: What `body` returns.
+    @usableFromInline
+    func withStorage<Result>(_ body: (inout LRUStorage<Key, Value>) -> Result) -> Result {
+        mutex.withLock { body(&storage) }
+    }
 
     /// Creates an empty cache.
     ///
@@ -89,6 +104,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Keyed
     /// ``setValue(_:forKey:cost:)`` with cost 0, writing `nil` is ``removeEntry(forKey:)``.
     ///
     /// - Parameter key: The key.
+    @inlinable
     public subscript(key: Key) -> Value? {
         get { value(forKey: key) }
         set {
@@ -103,6 +119,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Keyed
     ///
     /// - Parameter key: The key to look up.
     /// - Returns: The value, or `nil` when the key has no entry or its entry expired.
+    @inlinable
     public func value(forKey key: Key) -> Value? {
         entry(forKey: key)?.value
     }
@@ -118,6 +135,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Keyed
     ///   - value: The value to store.
     ///   - key: Its key.
     ///   - cost: What the entry counts towards ``costLimit`` (bytes, say); a negative cost counts as 0.
+    @inlinable
     public func setValue(_ value: Value, forKey key: Key, cost: Int = 0) {
         setEntry(CacheEntry(value: value, storedAt: clock.now), forKey: key, cost: cost)
     }
@@ -143,11 +161,12 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Keyed
     ///
     /// - Parameter key: The key to look up.
     /// - Returns: The entry, or `nil` when the key has no entry or its entry expired.
+    @inlinable
     public func entry(forKey key: Key) -> CacheEntry<Value>? {
         // The clock is read before locking: a custom clock is user code. With no lifetime, no entry can
         // expire, and the clock is not read at all.
         let now = expiresEntries ? clock.now : nil
-        let lookup = mutex.withLock { storage.entry(forKey: key, now: now) }
+        let lookup = withStorage { $0.entry(forKey: key, now: now) }
         // An expired entry is released here, after unlocking, with `lookup`.
         guard case .hit(let entry) = lookup else { return nil }
         return entry
@@ -161,6 +180,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Keyed
     /// - Parameters:
     ///   - entry: The entry to store.
     ///   - key: Its key.
+    @inlinable
     public func setEntry(_ entry: CacheEntry<Value>, forKey key: Key) {
         setEntry(entry, forKey: key, cost: 0)
     }
@@ -178,8 +198,9 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Keyed
     ///   - entry: The entry to store.
     ///   - key: Its key.
     ///   - cost: What the entry counts towards ``costLimit``; a negative cost counts as 0.
+    @inlinable
     public func setEntry(_ entry: CacheEntry<Value>, forKey key: Key, cost: Int) {
-        let removed = mutex.withLock { storage.setEntry(entry, forKey: key, cost: cost) }
+        let removed = withStorage { $0.setEntry(entry, forKey: key, cost: cost) }
         // The replaced and evicted entries are released here, after unlocking.
         withExtendedLifetime(removed) {}
     }

@@ -138,7 +138,7 @@ struct MemoryCacheLRUStorageTests {
     @Test func removalHandsBackTheEntryAndFreesItsSlotForReuse() {
         var storage = storage()
         for value in 0..<4 { _ = storage.setEntry(entry(value), forKey: "\(value)", cost: 1) }
-        #expect(storage.nodes.count == 4)
+        #expect(storage.order.slotCount == 4)
         let first = storage.removeEntry(forKey: "1")
         let again = storage.removeEntry(forKey: "1")
         let third = storage.removeEntry(forKey: "3")
@@ -149,13 +149,13 @@ struct MemoryCacheLRUStorageTests {
         #expect(storage.keysByRecency == ["2", "0"])
         _ = storage.setEntry(entry(5), forKey: "5", cost: 1)
         _ = storage.setEntry(entry(6), forKey: "6", cost: 1)
-        #expect(storage.nodes.count == 4)
+        #expect(storage.order.slotCount == 4)
         #expect(storage.keysByRecency == ["6", "5", "2", "0"])
         #expect(storage.invariantViolations().isEmpty)
         // Evictions free slots the same way: a full storage never grows its array.
         var bounded = self.storage(countLimit: 3)
         for value in 0..<1_000 { _ = bounded.setEntry(entry(value), forKey: "\(value % 7)", cost: 0) }
-        #expect(bounded.nodes.count == 3)
+        #expect(bounded.order.slotCount == 3)
         #expect(bounded.invariantViolations().isEmpty)
     }
 
