@@ -50,6 +50,9 @@ let benchmarks: @Sendable () -> Void = {
     concurrentOriginBenchmarks()
     memoryBenchmarks()
     pagingBenchmarks()
+    memoryCacheBenchmarks()
+    keyedStoreBenchmarks()
+    diskCacheBenchmarks()
 }
 
 // MARK: 1. Cache hit
