@@ -17,7 +17,9 @@ extension MachineTest.Sim {
         if !machine.waiters.isEmpty, machine.flight == nil, machine.writeOwner == nil, machine.writeQueue.isEmpty {
             problems.append("\(machine.waiters.count) waiters with no flight and no write to resolve them")
         }
-        if subscriberIDs.isEmpty, machine.waiters.isEmpty, let flight = machine.flight, flight.phase != .saving {
+        if subscriberIDs.isEmpty, machine.waiters.isEmpty, let flight = machine.flight, flight.phase != .saving,
+            !machine.isFlightPinned
+        {
             problems.append("flight \(flight.id) is \(flight.phase) with nobody waiting for it")
         }
         if machine.content != nil, subscriberIDs.isEmpty {
@@ -27,6 +29,7 @@ extension MachineTest.Sim {
         let expectedIdle =
             subscriberIDs.isEmpty && waiterIDs.isEmpty && machine.lastError == nil
             && flights.allSatisfy { $0.stage == .finished } && updates.allSatisfy { $0.stage == .finished }
+            && invalidations.allSatisfy { $0.stage == .finished }
         if machine.isIdle != expectedIdle { problems.append("isIdle is \(machine.isIdle), expected \(expectedIdle)") }
         if Set(machine.waiters.keys) != Set(waiterIDs.values) {
             problems.append("machine waiters \(machine.waiters.keys.sorted()) != waiting \(waiterIDs.values.sorted())")
@@ -79,8 +82,10 @@ extension MachineTest.Sim {
         var problems: [String] = []
         let savingFlights = flights.filter { if case .saving = $0.stage { true } else { false } }
         let writingUpdates = updates.filter { $0.stage == .writing }
-        if savingFlights.count + writingUpdates.count > 1 {
-            problems.append("\(savingFlights.count + writingUpdates.count) tasks write the cache at once")
+        let marking = invalidations.filter { $0.stage == .marking }
+        if savingFlights.count + writingUpdates.count + marking.count > 1 {
+            problems.append(
+                "\(savingFlights.count + writingUpdates.count + marking.count) tasks write the cache at once")
         }
         switch machine.writeOwner {
         case .flight(let id)?:
@@ -90,9 +95,11 @@ extension MachineTest.Sim {
         case .page(_, let id)?:
             problems.append("page \(id) holds the write turn, but this simulation never pages")
         case .invalidation(let id)?:
-            problems.append("invalidation \(id) holds the write turn, but this simulation never invalidates")
+            if marking.first?.id != id { problems.append("the write owner, invalidation \(id), is not marking") }
         case nil:
-            if !savingFlights.isEmpty || !writingUpdates.isEmpty { problems.append("a task writes without the turn") }
+            if !savingFlights.isEmpty || !writingUpdates.isEmpty || !marking.isEmpty {
+                problems.append("a task writes without the turn")
+            }
         }
         var queued: [Int] = []
         for entry in machine.writeQueue {
@@ -111,7 +118,10 @@ extension MachineTest.Sim {
             case .page(_, let id):
                 problems.append("page \(id) is queued, but this simulation never pages")
             case .invalidation(let id):
-                problems.append("invalidation \(id) is queued, but this simulation never invalidates")
+                if !invalidations.contains(where: { $0.id == id && $0.writer == entry.writer && $0.stage == .waiting })
+                {
+                    problems.append("queued invalidation \(id) is not a waiting invalidation")
+                }
             }
             queued.append(entry.writer)
         }
@@ -119,6 +129,7 @@ extension MachineTest.Sim {
         let waiting =
             flights.filter { if case .awaitingTurn = $0.stage { true } else { false } }.map(\.writer)
             + updates.filter { $0.stage == .waiting }.map(\.writer)
+            + invalidations.filter { $0.stage == .waiting }.map(\.writer)
         if Set(waiting) != Set(queued) { problems.append("waiting writers \(waiting) != queued writers \(queued)") }
         return problems
     }

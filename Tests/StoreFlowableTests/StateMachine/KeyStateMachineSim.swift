@@ -40,6 +40,8 @@ extension MachineTest {
             /// Successful non-nil updates that finished while this flight had not started saving: it must
             /// never write after them (update wins).
             var outrunBy: [Int] = []
+            /// When the flight's origin call started, on the simulation's clock; `nil` until it starts.
+            var fetchStartedAt: Int?
 
             /// Whether the flight's origin call runs: from its start until its task reports back.
             var isCallingTheOrigin: Bool { stage == .fetching }
@@ -63,6 +65,25 @@ extension MachineTest {
             let begunAt: Int
             let value: String?
             var stage: Stage
+        }
+
+        /// An `invalidate()` call in progress: it waits for the write turn, marks the cached value stale
+        /// while holding it, then reports.
+        struct InvalidationTask {
+            enum Stage: Equatable {
+                case waiting
+                case marking
+                case finished
+            }
+
+            let index: Int
+            let id: Machine.ID
+            let writer: Int
+            /// When the invalidation began, on the simulation's clock.
+            let begunAt: Int
+            var stage: Stage
+            /// The mark failed (`invalidateCache()` threw): the cache was left as it was.
+            var markFailed = false
         }
 
         /// What a subscriber's `initialRead` should send, by the rules of the machine.
@@ -100,6 +121,16 @@ extension MachineTest {
             var staleReads = 0
             /// Initial reads reported while a write was in progress.
             var droppedReads = 0
+            /// Invalidations that dropped a flight that had not reached the cache.
+            var invalidationsDroppingFlights = 0
+            /// Invalidations that had to wait for the write turn.
+            var queuedInvalidations = 0
+            /// Invalidations that found a flight saving (its value is marked after it is written).
+            var invalidationsBehindASave = 0
+            /// Revalidations that pinned a flight that already existed.
+            var revalidationsPinningAFlight = 0
+            /// Pinned flights that outlived their last waiter or subscriber leaving.
+            var pinnedFlightsKeptAlive = 0
         }
 
         private(set) var machine = Machine()
@@ -122,6 +153,7 @@ extension MachineTest {
         private(set) var waiterIDs: [Int: Machine.ID] = [:]
         private(set) var flights: [FlightTask] = []
         private(set) var updates: [UpdateTask] = []
+        private(set) var invalidations: [InvalidationTask] = []
 
         private var seenIDs: Set<Machine.ID> = []
         /// Counts the ids handed out, to order flights and updates.
@@ -137,6 +169,7 @@ extension MachineTest {
         private var nextWaiter = 0
         private var nextFlight = 0
         private var nextUpdate = 0
+        private var nextInvalidation = 0
 
         /// The machine's status, rendered.
         var status: Status { Status(machine.status) }
@@ -161,6 +194,7 @@ extension MachineTest {
             nextWaiter = max(nextWaiter, 1)
             nextFlight = max(nextFlight, 1)
             nextUpdate = max(nextUpdate, 1)
+            nextInvalidation = max(nextInvalidation, 1)
         }
 
         /// The label of the flight `id`, as the log names it.
@@ -247,6 +281,13 @@ extension MachineTest {
         ) -> FirstState {
             let readIsCurrent = readVersion == machine.version
             let content = readIsCurrent ? read.value : machine.content
+            // A read that found nothing valid fetches unless something replaced the data since, or is about
+            // to (an invalidation, which only marks, does not count).
+            if read.value == nil || !read.isValid, machine.replacedVersion <= readVersion, machine.flight == nil,
+                !machine.hasUpdateInProgress
+            {
+                return .flightStart(content)
+            }
             if machine.writeOwner != nil {
                 return forceRefresh && machine.flight == nil ? .flightStart(content) : .nothing
             }
@@ -273,7 +314,9 @@ extension MachineTest {
             guard let id = subscriberIDs.removeValue(forKey: subscriber) else { return }
             pendingReads[subscriber] = nil
             awaitingFirstState.remove(subscriber)
+            let pinned = machine.isFlightPinned ? machine.flight : nil
             apply(machine.unsubscribe(id), "unsubscribe \(subscriber)")
+            checkPinnedFlightKept(pinned, "unsubscribe \(subscriber)")
         }
 
         /// A reading call of the store: returns the waiter it adds, or `nil` when the cache served it.
@@ -291,7 +334,19 @@ extension MachineTest {
         /// The task of `waiter` was cancelled.
         mutating func cancel(_ waiter: Int) {
             guard let id = waiterIDs.removeValue(forKey: waiter) else { return }
+            let pinned = machine.isFlightPinned ? machine.flight : nil
             apply(machine.leave(id), "leave \(waiter)")
+            checkPinnedFlightKept(pinned, "leave \(waiter)")
+        }
+
+        /// A pinned flight (a background revalidation) is never dropped because its audience left.
+        private mutating func checkPinnedFlightKept(_ pinned: (id: Machine.ID, phase: FlightPhase)?, _ event: String) {
+            guard let pinned else { return }
+            if machine.flight?.id != pinned.id {
+                violations.append("\(event): pinned flight \(label(ofFlight: pinned.id)) was dropped")
+            } else if subscriberIDs.isEmpty, waiterIDs.isEmpty {
+                coverage.pinnedFlightsKeptAlive += 1
+            }
         }
 
         /// `update(newData:)` begins: returns the update's index and whether it may write at once.
@@ -370,6 +425,99 @@ extension MachineTest {
             }
         }
 
+        // MARK: Freshness and invalidation
+
+        /// A read served a stale-while-revalidate value: the store asks for a background revalidation.
+        /// Checks that a flight runs afterwards, is pinned, and is the flight that ran before (if any).
+        mutating func revalidate() {
+            let before = machine.flight
+            let event = "revalidate"
+            apply(machine.revalidate(), event)
+            guard let flight = machine.flight else {
+                violations.append("\(event): no flight runs after a revalidation")
+                return
+            }
+            if !machine.isFlightPinned { violations.append("\(event): \(label(ofFlight: flight.id)) is not pinned") }
+            if let before {
+                coverage.revalidationsPinningAFlight += 1
+                if before.id != flight.id {
+                    violations.append(
+                        "\(event): replaced \(label(ofFlight: before.id)) by \(label(ofFlight: flight.id))")
+                }
+            }
+        }
+
+        /// `invalidate()` begins: returns the invalidation's index and whether it may mark at once. Checks
+        /// that a flight that has not reached the cache is dropped, and that whoever waited for it or
+        /// watches the key has a flight again.
+        mutating func beginInvalidation() -> (index: Int, mayWriteNow: Bool) {
+            let index = nextInvalidation
+            nextInvalidation += 1
+            let writer = makeWriter("I\(index)")
+            let before = machine.flight
+            let (id, mayWriteNow, action) = machine.beginInvalidation(writer)
+            let begunAt = noteNewID(id, "beginInvalidation")
+            invalidations.append(
+                InvalidationTask(
+                    index: index, id: id, writer: writer, begunAt: begunAt, stage: mayWriteNow ? .marking : .waiting))
+            if !mayWriteNow { coverage.queuedInvalidations += 1 }
+            let event = "beginInvalidation I\(index)"
+            apply(action, event)
+            if let before {
+                if before.phase == .saving {
+                    coverage.invalidationsBehindASave += 1
+                    if machine.flight?.id != before.id { violations.append("\(event): dropped a flight that saves") }
+                } else {
+                    coverage.invalidationsDroppingFlights += 1
+                    if machine.flight?.id == before.id {
+                        violations.append("\(event): \(label(ofFlight: before.id)), \(before.phase), survived")
+                    }
+                    if !subscriberIDs.isEmpty || !waiterIDs.isEmpty, machine.flight == nil {
+                        violations.append("\(event): the dropped flight was not started again for its audience")
+                    }
+                }
+            }
+            return (index, mayWriteNow)
+        }
+
+        /// Invalidation `index` finished marking the cache (or failed to, when `failing`). Checks that the
+        /// subscribers keep their content, that anyone watching or waiting has a flight, and that the
+        /// subscribers with a first state are told `.loading(content)` when a flight starts.
+        mutating func finishInvalidation(_ index: Int, failing: Bool = false) {
+            guard let position = invalidations.firstIndex(where: { $0.index == index }),
+                invalidations[position].stage == .marking
+            else {
+                violations.append("finishInvalidation I\(index): the invalidation does not hold the write turn")
+                return
+            }
+            invalidations[position].stage = .finished
+            invalidations[position].markFailed = failing
+            if !failing, cache.value != nil { cache.isValid = false }
+            let event = "finishInvalidation I\(index)"
+            let contentBefore = machine.content
+            let hadFlight = machine.flight != nil
+            let emittedBefore = activeSubscribers.keys.map { ($0, log.emissions[$0]?.count ?? 0) }
+            apply(machine.finishInvalidation(invalidations[position].id), event)
+            if machine.content != contentBefore {
+                violations.append(
+                    "\(event): content went from \(String(describing: contentBefore)) to \(String(describing: machine.content))"
+                )
+            }
+            if !subscriberIDs.isEmpty || !waiterIDs.isEmpty, machine.flight == nil {
+                violations.append("\(event): subscribers or waiters are left without a refetch")
+            }
+            if !hadFlight, machine.flight != nil {
+                for (subscriber, count) in emittedBefore {
+                    let emitted = log.emissions[subscriber] ?? []
+                    if emitted.count != count + 1 || emitted.last != .loading(contentBefore) {
+                        violations.append(
+                            "\(event): \(subscriber) got \(emitted.dropFirst(count)), not loading(\(contentBefore ?? "nil"))"
+                        )
+                    }
+                }
+            }
+        }
+
         /// The task of flight `index` reports how its origin call ended: `flightReturned` with the value, or
         /// `flightFailed` with the error. A cancelled flight reports too (a flight cancelled before its task
         /// started reports `flightFailed` with a cancellation, without calling the origin); that report
@@ -441,6 +589,15 @@ extension MachineTest {
             }
             flights[position].stage = .finished
             let id = flights[position].id
+            if !failing, let startedAt = flights[position].fetchStartedAt {
+                // An invalidation that began after this flight's origin call started must mark after the save.
+                for invalidation in invalidations
+                where invalidation.stage == .finished && !invalidation.markFailed && invalidation.begunAt > startedAt {
+                    violations.append(
+                        "completeSave F\(index): writes a value fetched before I\(invalidation.index), which already marked"
+                    )
+                }
+            }
             if failing {
                 apply(machine.flightSaveFailed(id, error: Failure.save), "flightSaveFailed F\(index)")
             } else {
@@ -463,6 +620,8 @@ extension MachineTest {
             for _ in 0..<1_000 {
                 if let update = updates.first(where: { $0.stage == .writing }) {
                     finishUpdate(update.index, failing: failingUpdates.contains(update.index))
+                } else if let invalidation = invalidations.first(where: { $0.stage == .marking }) {
+                    finishInvalidation(invalidation.index)
                 } else if let flight = flights.first(where: { if case .saving = $0.stage { true } else { false } }) {
                     completeSave(flight.index, failing: outcome == .saveFailure)
                 } else if let flight = flights.first(where: { $0.stage == .fetching }) {
@@ -477,6 +636,9 @@ extension MachineTest {
             }
             for update in updates where update.stage != .finished {
                 violations.append("drain: U\(update.index) is stuck in \(update.stage)")
+            }
+            for invalidation in invalidations where invalidation.stage != .finished {
+                violations.append("drain: I\(invalidation.index) is stuck in \(invalidation.stage)")
             }
         }
 
@@ -541,6 +703,8 @@ extension MachineTest {
             if let id = startFlight {
                 if let position = flights.firstIndex(where: { $0.id == id && $0.stage == .pending }) {
                     flights[position].stage = .fetching
+                    clock += 1
+                    flights[position].fetchStartedAt = clock
                     log.started.append("F\(flights[position].index)")
                 } else {
                     violations.append("\(event): started \(label(ofFlight: id)), which is not a pending flight")
@@ -602,11 +766,13 @@ extension MachineTest {
                 checkMayWrite(flights[position], event)
                 // Promise 7: a flight nobody wants is cancelled, never let through to write. Subscribers still
                 // reading their first state want it.
-                if subscriberIDs.isEmpty, machine.waiters.isEmpty {
+                if subscriberIDs.isEmpty, machine.waiters.isEmpty, !machine.isFlightPinned {
                     violations.append("\(event): granted F\(flights[position].index), which nobody wants")
                 }
             } else if let position = updates.firstIndex(where: { $0.writer == writer && $0.stage == .waiting }) {
                 updates[position].stage = .writing
+            } else if let position = invalidations.firstIndex(where: { $0.writer == writer && $0.stage == .waiting }) {
+                invalidations[position].stage = .marking
             } else {
                 violations.append("\(event): granted \(label(ofWriter: writer)), which does not wait for a turn")
                 return
