@@ -30,8 +30,11 @@
 /// - *Front read fails*: counts as a front miss; the back is read (and the front refilled from it).
 /// - *Back read fails*: ``entry(forKey:)`` throws the back's error (stores count it as a miss).
 /// - *Copying to the front fails* (read-through): ignored; the entry read from the back is returned.
-/// - *Back write fails*: the front's entry of the key is removed (so the next read goes to the back,
-///   whatever state the failed write left it in), and ``setEntry(_:forKey:)`` throws the back's error.
+/// - *Back write fails*: by default, the front's entry of the key is removed (so the next read goes to
+///   the back, whatever state the failed write left it in), and ``setEntry(_:forKey:)`` throws the
+///   back's error. With an `onBackWriteFailure` handler (see ``init(front:back:policy:clock:onBackWriteFailure:)``),
+///   the back's error goes to the handler instead, the front is written, and the write succeeds: stores
+///   keep serving from memory while the slow tier is full or unwritable.
 /// - *Front write fails* after the back write succeeded: the front's entry is removed, and the write
 ///   succeeds (the back holds the entry; the next read copies it to the front). If that removal fails
 ///   too, the front may still hold the older entry and ``setEntry(_:forKey:)`` throws the front's error.
@@ -64,6 +67,8 @@ where Front.Key == Back.Key, Front.Value == Back.Value {
     public let clock: any CacheClock
     /// Which reads and changes overlap a change of the same key.
     private let overlaps = Overlaps()
+    /// Receives the back's write errors instead of the caller, if set.
+    private let onBackWriteFailure: (@Sendable (any Error) -> Void)?
 
     /// Creates a cache reading `front` first and writing `back` first.
     ///
@@ -73,11 +78,19 @@ where Front.Key == Back.Key, Front.Value == Back.Value {
     ///   - back: The slow tier and source of truth (for example a disk cache).
     ///   - policy: The policy stores serve by; `nil` (the default) uses the back's.
     ///   - clock: The time source; `nil` (the default) uses the back's.
-    public init(front: Front, back: Back, policy: FreshnessPolicy? = nil, clock: (any CacheClock)? = nil) {
+    ///   - onBackWriteFailure: When set, a failed write of the back tier is reported here (on the writing
+    ///     task, under no lock) instead of failing the write, and the front is written all the same. Use
+    ///     it to keep serving from memory while the disk is full or unwritable. When `nil` (the default),
+    ///     the write throws the back's error and the front's entry is removed.
+    public init(
+        front: Front, back: Back, policy: FreshnessPolicy? = nil, clock: (any CacheClock)? = nil,
+        onBackWriteFailure: (@Sendable (any Error) -> Void)? = nil
+    ) {
         self.front = front
         self.back = back
         self.policy = policy ?? back.policy
         self.clock = clock ?? back.clock
+        self.onBackWriteFailure = onBackWriteFailure
     }
 
     /// Reads the entry of `key` from the front, or else from the back, copying it to the front.
@@ -120,8 +133,12 @@ where Front.Key == Back.Key, Front.Value == Back.Value {
             do {
                 try await back.setEntry(entry, forKey: key)
             } catch {
-                try? await front.removeEntry(forKey: key)
-                throw error
+                guard let onBackWriteFailure else {
+                    try? await front.removeEntry(forKey: key)
+                    throw error
+                }
+                // Serving from memory while the slow tier fails: the front may now be newer than the back.
+                onBackWriteFailure(error)
             }
             do {
                 try await front.setEntry(entry, forKey: key)
