@@ -28,11 +28,12 @@ final class CrashWriterProcess {
             folders.append(bundle.bundleURL.deletingLastPathComponent())
         }
         folders.append(URL(filePath: CommandLine.arguments[0]).deletingLastPathComponent())
-        let found = folders.map { $0.appending(path: binaryName).path(percentEncoded: false) }
-        if let override = ProcessInfo.processInfo.environment["DISKCACHE_CRASH_WRITER"] {
-            return [override] + found
+        var paths = ProcessInfo.processInfo.environment["DISKCACHE_CRASH_WRITER"].map { [$0] } ?? []
+        for path in folders.map({ $0.appending(path: binaryName).path(percentEncoded: false) })
+        where !paths.contains(path) {
+            paths.append(path)
         }
-        return found
+        return paths
     }
 
     /// The writer's binary, or `nil` if it is not built.
