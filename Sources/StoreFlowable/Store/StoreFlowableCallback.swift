@@ -82,8 +82,8 @@ public protocol StoreFlowableCallback: Sendable {
     /// invalidation refetches for the key's current subscribers and waiting callers only, and later
     /// reads trust ``needRefresh(cachedData:)`` as before.
     ///
-    /// - Throws: Any error; the store reports it as ``StoreFlowableError/cacheWriteFailed(underlying:)``
-    ///   to subscribers and still refetches.
+    /// - Throws: Any error; `invalidate()` then throws it as
+    ///   ``StoreFlowableError/cacheWriteFailed(underlying:)``, and still refetches for subscribers.
     func invalidateCache() async throws
 }
 

@@ -24,12 +24,11 @@ private let down = TestError("down")
 
 @Suite("Issue 10 review: stale-if-error")
 struct Issue10StaleIfErrorReviewTests {
-    /// DEMONSTRATES A BUG. The stale-if-error fallback serves the value the caller read before the fetch,
+    /// Regression test (a bug the issue 10 review found, fixed). The stale-if-error fallback serves the value the caller read before the fetch,
     /// judged by its age at that read. When the fetch takes long enough for the value to pass `maxAge`, the
     /// caller still gets it: a value past `maxAge` is served, which promise 14 says never happens.
     @Test(
-        .timeLimit(.minutes(1)),
-        .disabled("bug: the stale-if-error fallback serves a value that passed maxAge while the fetch ran"))
+        .timeLimit(.minutes(1)))
     func staleIfErrorNeverServesAValueThatExpiredWhileTheFetchRan() async throws {
         let policy = FreshnessPolicy(freshFor: .seconds(10), staleIfError: .seconds(100), maxAge: .seconds(30))
         let f = R10Fixture(cached: "cached", age: .seconds(25), origin: [.failure(down)], policy: policy)
@@ -51,8 +50,7 @@ struct Issue10StaleIfErrorReviewTests {
     /// DEMONSTRATES A BUG (same cause). The value was inside the stale-if-error window when read, but the
     /// window closed while the fetch ran: when the fetch fails, the value may no longer stand in for it.
     @Test(
-        .timeLimit(.minutes(1)),
-        .disabled("bug: the stale-if-error fallback serves a value that left its window while the fetch ran"))
+        .timeLimit(.minutes(1)))
     func staleIfErrorNeverServesAValueThatLeftTheWindowWhileTheFetchRan() async throws {
         let f = R10Fixture(cached: "cached", age: .seconds(25), origin: [.failure(down)])
         f.origin.hold()
@@ -74,8 +72,7 @@ struct Issue10StaleIfErrorReviewTests {
     /// the fetch; when the fetch (started again for the caller after the clear) fails, the caller is served
     /// the deleted value.
     @Test(
-        .timeLimit(.minutes(1)),
-        .disabled("bug: the stale-if-error fallback serves a value clear() deleted while the fetch ran"))
+        .timeLimit(.minutes(1)))
     func staleIfErrorDoesNotServeAValueClearedWhileTheFetchRan() async throws {
         let f = R10Fixture(cached: "cached", age: .seconds(20), otherwise: { _ in .failure(down) })
         f.origin.hold()
@@ -102,8 +99,7 @@ struct Issue10StaleIfErrorReviewTests {
     /// reported. Either rethrow `reentrantCall` (and `CancellationError`) from the fallback, or document
     /// that the fallback also covers a refused call.
     @Test(
-        .timeLimit(.minutes(1)),
-        .disabled("bug: the stale-if-error fallback hides a refused re-entrant call (minor, or document it)"))
+        .timeLimit(.minutes(1)))
     func staleIfErrorDoesNotHideARefusedReentrantCall() async throws {
         let seen = LockedValue([String]())
         let f = R10Fixture(
@@ -158,7 +154,7 @@ struct Issue10RevalidateReviewTests {
     /// cancelled caller served a stale-while-revalidate value starts the background fetch all the same, and
     /// that fetch is pinned, so nothing ever cancels it. Skip the revalidation when the task is cancelled
     /// (the value can still be returned, like a cache hit).
-    @Test(.timeLimit(.minutes(1)), .disabled("bug: a cancelled caller starts a pinned background fetch (promise 7)"))
+    @Test(.timeLimit(.minutes(1)))
     func aCancelledCallerServedAStaleWhileRevalidateValueStartsNoFetch() async throws {
         let f = R10Fixture(cached: "cached", age: .seconds(12))
         f.origin.hold()
@@ -255,7 +251,7 @@ struct Issue10RevalidateReviewTests {
 
 @Suite("Issue 10 review: invalidation")
 struct Issue10InvalidationReviewTests {
-    /// DEMONSTRATES A BUG. A stream that read a value just before an invalidation marked it has the
+    /// Regression test (a bug the issue 10 review found, fixed). A stream that read a value just before an invalidation marked it has the
     /// cached value as content; the invalidation moves the key's version, so the read counts as outdated
     /// and the stream starts from the key's state instead, whose content is nil when the stream is the
     /// only one. It shows `.loading(content: nil)` and, when the refetch fails, `.error(content: nil)`,
@@ -266,8 +262,7 @@ struct Issue10InvalidationReviewTests {
     /// counter for it (or do not bump `version` in `finishInvalidation`), and let `initialRead` take the
     /// read's value as content, judged not valid, when only invalidations happened since the read.
     @Test(
-        .timeLimit(.minutes(1)),
-        .disabled("bug: a stream whose first read races an invalidation starts with content nil"))
+        .timeLimit(.minutes(1)))
     func aStreamReadingWhileTheKeyIsInvalidatedKeepsTheCachedValueAsContent() async throws {
         let f = R10Fixture(cached: "cached", origin: [.failure(down)])
         f.origin.hold()
