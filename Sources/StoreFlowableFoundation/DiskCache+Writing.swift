@@ -39,12 +39,14 @@ extension DiskCache {
             // A failed write leaves no temporary file; a missing one is already gone.
             if !renamed { _ = try? FileIO.remove(temporaryPath) }
         }
+        var operation = "write"
         do throws(SystemCallError) {
             try FileIO.write(descriptor, bytes)
+            operation = "fsync"
             if durability == .durable { try FileIO.synchronize(descriptor) }
         } catch {
             closeDescriptor(descriptor)
-            throw .writing("write", path: temporaryPath, code: error.code)
+            throw .writing(operation, path: temporaryPath, code: error.code)
         }
         do throws(SystemCallError) {
             try FileIO.closeAfterWriting(descriptor)
@@ -66,17 +68,21 @@ extension DiskCache {
     private func createTemporaryFile(_ temporaryPath: String) throws(DiskCacheError) -> Int32 {
         do throws(SystemCallError) {
             return try FileIO.createExclusively(temporaryPath)
-        } catch  where error.code == ENOENT {
-            // The folder does not exist yet, or was removed from outside.
-            do throws(SystemCallError) {
-                try FileIO.createFolder(folderPath)
-            } catch {
-                throw .directoryUnavailable(path: folderPath, code: error.code)
-            }
-        } catch  where error.code == ENOTDIR {
-            throw .directoryUnavailable(path: folderPath, code: error.code)
         } catch {
-            throw .writing("open", path: temporaryPath, code: error.code)
+            switch error.code {
+            case ENOENT:
+                // The folder does not exist yet, or was removed from outside: created below.
+                break
+            case ENOTDIR:
+                throw .directoryUnavailable(path: folderPath, code: error.code)
+            default:
+                throw .writing("open", path: temporaryPath, code: error.code)
+            }
+        }
+        do throws(SystemCallError) {
+            try FileIO.createFolder(folderPath)
+        } catch {
+            throw .directoryUnavailable(path: folderPath, code: error.code)
         }
         do throws(SystemCallError) {
             return try FileIO.createExclusively(temporaryPath)
