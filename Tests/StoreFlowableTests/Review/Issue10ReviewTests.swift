@@ -289,7 +289,7 @@ struct Issue10InvalidationReviewTests {
     /// that is no longer usable.
     @Test(
         .timeLimit(.minutes(1)),
-        .disabled("bug: a stream's error state carries content that expired while the fetch ran (design gap)"))
+        .disabled("known gap (promise 14): content a stream shows that ages past maxAge is not withdrawn"))
     func aStreamNeverShowsAnExpiredValueAsTheContentOfALaterState() async throws {
         let f = R10Fixture(cached: "cached", age: .seconds(50), origin: [.failure(down)])
         f.origin.hold()
