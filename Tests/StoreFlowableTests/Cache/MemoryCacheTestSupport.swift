@@ -6,23 +6,10 @@ import Testing
 // Shared by the MemoryCache tests: a seeded random generator, values and keys that report their
 // release, and a clock that calls back into a cache.
 
-/// SplitMix64: a small, fast, seeded generator, so that a failing random test repeats exactly.
-struct CacheTestRandom: RandomNumberGenerator {
-    private var state: UInt64
+/// The seeded generator of the machine tests (SplitMix64), so that a failing random test repeats exactly.
+typealias CacheTestRandom = MachineTest.Random
 
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// A number in `0..<bound` (the modulo bias does not matter for tests).
-    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
-
+extension MachineTest.Random {
     /// `true` with probability `percent` / 100.
     mutating func chance(_ percent: Int) -> Bool { below(100) < percent }
 }
