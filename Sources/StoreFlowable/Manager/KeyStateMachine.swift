@@ -27,7 +27,8 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer, PageWaiter> {
 
     // MARK: State
     // Only the machine's transitions change its state; those with an internal setter are also changed
-    // by the paging transitions in `KeyStateMachine+Paging.swift`.
+    // by the paging transitions in `KeyStateMachine+Paging.swift` and the freshness transitions in
+    // `KeyStateMachine+Freshness.swift`.
 
     /// The current flight, if any.
     private(set) var flight: (id: ID, phase: FlightPhase)?
@@ -61,7 +62,7 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer, PageWaiter> {
     /// The flight a background revalidation started or joined: it keeps running when every caller and
     /// stream leaves, so that a stale-while-revalidate read's refresh always completes. It is pinned
     /// while ``flight`` has this id.
-    private(set) var pinnedFlight: ID?
+    var pinnedFlight: ID?
     /// Whether an update since the last finished one dropped a flight (which an update that ends up
     /// writing nothing must then start again for the callers and streams it was fetching for).
     private(set) var updateDroppedFlight = false
@@ -307,59 +308,6 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer, PageWaiter> {
         return action
     }
 
-    // MARK: Freshness
-
-    /// A read found a value to serve at once but due for a refresh (stale-while-revalidate): starts a
-    /// flight unless one exists, and pins the flight so that it completes even when nobody waits for it.
-    mutating func revalidate() -> Action {
-        let action = startFlightIfNeeded()
-        pinnedFlight = flight?.id
-        return action
-    }
-
-    /// Whether the current flight was started or joined by a background revalidation.
-    var isFlightPinned: Bool { flight != nil && flight?.id == pinnedFlight }
-
-    /// An invalidation wants to mark the cached value stale, which it does under the write turn so that
-    /// no fetch's save or update of the key interleaves with the mark.
-    ///
-    /// A flight that has not reached the cache may bring a value older than the invalidation: it is
-    /// superseded, and a new flight is started for the callers and streams that wait (it starts once the
-    /// dropped flight's origin call returned, and writes after the mark). A flight already saving writes
-    /// first; the mark then applies to its value.
-    ///
-    /// - Returns: The invalidation's id, whether it may mark now (otherwise it waits for its box to be
-    ///   granted; invalidations are never rejected), and the effects.
-    mutating func beginInvalidation(_ writer: Writer) -> (id: ID, mayWriteNow: Bool, action: Action) {
-        let id = makeID()
-        var action = Action.none
-        if let current = flight, current.phase != .saving {
-            action = supersedeFlight()
-            if hasAudience || !waiters.isEmpty { action.merge(startFlightIfNeeded()) }
-        }
-        if writeOwner == nil {
-            writeOwner = .invalidation(id)
-            return (id, true, action)
-        }
-        writeQueue.append((.invalidation(id), writer))
-        return (id, false, action)
-    }
-
-    /// Invalidation `id` marked the cached value stale (or failed to): releases the write turn, and
-    /// starts a fetch when anyone subscribes or waits; subscribers see `.loading` with their content.
-    ///
-    /// The version does not move (the data did not change): a subscriber whose cache read began before
-    /// the mark and found the value fresh still has a current read, and is attached while the fetch this
-    /// starts for it runs (streams still reading count), so its first state is `.loading` with the value.
-    mutating func finishInvalidation(_ id: ID) -> Action {
-        precondition(
-            isWriteOwner(.invalidation(id)), "finishInvalidation for an invalidation that does not hold the turn")
-        var action = Action.none
-        if hasAudience || !waiters.isEmpty { action = startFlightIfNeeded() }
-        passWriteTurn(into: &action)
-        return action
-    }
-
     // MARK: Helpers
 
     /// The state every subscriber should hold now, or `nil` when there is nothing to show.
@@ -402,7 +350,7 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer, PageWaiter> {
 
     /// Creates a flight unless one exists. Its origin call starts now, or once a cancelled flight's
     /// origin call has returned. With `announce`, every subscriber is told `.loading`.
-    private mutating func startFlightIfNeeded(announce: Bool = true) -> Action {
+    mutating func startFlightIfNeeded(announce: Bool = true) -> Action {
         guard flight == nil else { return .none }
         let id = makeID()
         // The first page is about to replace the data: pages loading for the old data are dropped.
@@ -464,7 +412,7 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer, PageWaiter> {
     /// Drops the flight unless its result is already being written: a flight calling the origin is
     /// cancelled (and drains until its call returns), a queued write is rejected, a pending flight is
     /// forgotten.
-    private mutating func supersedeFlight() -> Action {
+    mutating func supersedeFlight() -> Action {
         guard let current = flight, current.phase != .saving else { return .none }
         flight = nil
         switch current.phase {
