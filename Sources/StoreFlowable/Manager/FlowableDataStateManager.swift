@@ -153,12 +153,14 @@ public actor FlowableDataStateManager<Key: Hashable & Sendable> {
     }
 
     func initialRead<Data: Sendable>(
-        _ key: Key, subscriber id: UInt64, version: UInt64, cached: Data?, isValid: Bool, forceRefresh: Bool
+        _ key: Key, subscriber id: UInt64, version: UInt64, cached: Data?, isValid: Bool, forceRefresh: Bool,
+        usableUntil: CacheTime? = nil
     ) -> KeyEffects {
         let cached: ErasedData? = cached
         return apply(key, Data.self) { machine in
             machine.initialRead(
-                subscriber: id, version: version, cached: cached, isValid: isValid, forceRefresh: forceRefresh)
+                subscriber: id, version: version, cached: cached, isValid: isValid, forceRefresh: forceRefresh,
+                usableUntil: usableUntil)
         }
     }
 
@@ -227,9 +229,11 @@ public actor FlowableDataStateManager<Key: Hashable & Sendable> {
         apply(key, Data.self, creating: false) { machine in machine.flightFailed(id, error: error) }
     }
 
-    func flightSaved<Data: Sendable>(_ key: Key, flight id: UInt64, data: Data) -> KeyEffects {
+    func flightSaved<Data: Sendable>(_ key: Key, flight id: UInt64, data: Data, usableUntil: CacheTime? = nil)
+        -> KeyEffects
+    {
         let data: ErasedData = data
-        return apply(key, Data.self) { machine in machine.flightSaved(id, data: data) }
+        return apply(key, Data.self) { machine in machine.flightSaved(id, data: data, usableUntil: usableUntil) }
     }
 
     func flightSaveFailed<Data: Sendable>(_ key: Key, _: Data.Type, flight id: UInt64, error: any Error)
@@ -251,11 +255,13 @@ public actor FlowableDataStateManager<Key: Hashable & Sendable> {
         return (id, mayWriteNow, effects)
     }
 
-    func finishUpdate<Data: Sendable>(_ key: Key, update id: UInt64, newData: Data?, error: (any Error)?)
-        -> KeyEffects
-    {
+    func finishUpdate<Data: Sendable>(
+        _ key: Key, update id: UInt64, newData: Data?, error: (any Error)?, usableUntil: CacheTime? = nil
+    ) -> KeyEffects {
         let newData: ErasedData? = newData
-        return apply(key, Data.self) { machine in machine.finishUpdate(id, newData: newData, error: error) }
+        return apply(key, Data.self) { machine in
+            machine.finishUpdate(id, newData: newData, error: error, usableUntil: usableUntil)
+        }
     }
 
     func finishUpdateUnchanged<Data: Sendable>(_ key: Key, _: Data.Type, update id: UInt64) -> KeyEffects {

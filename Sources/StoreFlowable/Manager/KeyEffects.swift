@@ -18,6 +18,9 @@ struct KeyEffects: Sendable {
     /// The order of the emission among the key's emissions; a subscription never delivers an older
     /// emission after a newer one, whichever task runs the effects first.
     var emissionSequence: UInt64 = 0
+    /// When the content of the emitted state stops being usable (its `maxAge` passes), if the store
+    /// knows; a `.loading` or `.error` state is delivered without content once it has passed.
+    var contentUsableUntil: CacheTime?
 
     /// Effects that do nothing.
     static var none: KeyEffects { KeyEffects(action: .none) }
@@ -37,7 +40,13 @@ struct KeyEffects: Sendable {
     func run(for runner: some FlightRunner) {
         flightToCancel?.cancel()
         for handle in pagesToCancel { handle.cancel() }
-        if let (state, recipients) = action.emission {
+        if let (emitted, recipients) = action.emission {
+            var state = emitted
+            // Checked as the state is delivered, not when it was decided: a value that aged past `maxAge`
+            // while a fetch ran is withdrawn from the `.error` that fetch ends with.
+            if let deadline = contentUsableUntil, state.hasWithdrawableContent, runner.hasPassed(deadline) {
+                state = state.withoutContent
+            }
             switch recipients {
             case .one(let subscription):
                 subscription.deliver(state, sequence: emissionSequence)
@@ -80,4 +89,6 @@ protocol FlightRunner: Sendable {
     /// - Parameter startVersion: The key's write version when the flight was started: when no write
     ///   completed since, the flight merges into what it read instead of reading again.
     func runPageFlight(_ direction: PageDirection, _ id: UInt64, startVersion: UInt64) async
+    /// Whether `deadline`, a moment by the clock of the store's cache, has passed.
+    func hasPassed(_ deadline: CacheTime) -> Bool
 }

@@ -37,6 +37,8 @@ final class KeySlot {
         if action.emission != nil {
             lastEmission &+= 1
             effects.emissionSequence = lastEmission
+            // Every state the machine emits shows its current content.
+            effects.contentUsableUntil = machine.contentUsableUntil
         }
         if action.cancelFlight != nil {
             effects.flightToCancel = flightHandle

@@ -117,7 +117,8 @@ extension KeyStateMachine {
         precondition(isWriteOwner(.page(direction, id)), "pageSaved for a page that is not saving")
         modifyPage(direction) { $0.flight = nil }
         modifyPage(direction) { $0.error = nil }
-        content = hasAudience ? data : nil
+        // A paged store's cache has no `maxAge` the store knows of.
+        setContent(data, usableUntil: nil)
         version &+= 1
         var action = endPage(direction, .loaded)
         passWriteTurn(into: &action)

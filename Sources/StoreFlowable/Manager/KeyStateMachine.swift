@@ -36,8 +36,13 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer, PageWaiter> {
     private(set) var draining: ID?
     /// The error of the last failed fetch or write; cleared by the next success.
     private(set) var lastError: (any Error)?
-    /// The value the cache holds as far as the store knows; kept only while subscribers exist.
-    var content: Data?
+    /// The value the cache holds as far as the store knows; kept only while subscribers exist. Set
+    /// only through ``setContent(_:usableUntil:)``, so that ``contentUsableUntil`` always goes with it.
+    private(set) var content: Data?
+    /// When ``content`` stops being usable (its `maxAge` passes), by the clock of the store's cache;
+    /// `nil` when the store knows no such moment. The effects of an emission carry it, and a `.loading`
+    /// or `.error` state is delivered without content once it has passed.
+    private(set) var contentUsableUntil: CacheTime?
     /// Bumped each time a cache write completes, so that a stale cache read can be recognised.
     var version: UInt64 = 0
     /// The `version` of the last write that replaced the data (a fetched first page or an update), as
@@ -101,6 +106,14 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer, PageWaiter> {
     /// Whether any `publish()` stream is attached, including those still reading their first state.
     var hasAudience: Bool { !subscribers.isEmpty || !pendingSubscribers.isEmpty }
 
+    /// Keeps `data` as the content subscribers are shown, with the moment it stops being usable, or
+    /// forgets the content when nobody subscribes.
+    mutating func setContent(_ data: Data?, usableUntil: CacheTime?) {
+        let kept = hasAudience ? data : nil
+        content = kept
+        contentUsableUntil = kept == nil ? nil : usableUntil
+    }
+
     mutating func makeID() -> ID {
         lastID &+= 1
         return lastID
@@ -119,7 +132,7 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer, PageWaiter> {
     }
 
     /// Reports what a new subscriber read from the cache: sends its first state and decides whether to
-    /// fetch.
+    /// fetch. `usableUntil` is when the value read stops being usable (see ``contentUsableUntil``).
     ///
     /// A read that found nothing valid starts a fetch unless a write that replaces the data (a fetched
     /// first page or an update) completed since the subscriber attached, is in progress, or is queued:
@@ -128,12 +141,13 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer, PageWaiter> {
     /// instead; when a write is in progress, its outcome will be the subscriber's first state. In both
     /// cases only `forceRefresh` starts a fetch.
     mutating func initialRead(
-        subscriber id: ID, version readVersion: UInt64, cached: Data?, isValid: Bool, forceRefresh: Bool
+        subscriber id: ID, version readVersion: UInt64, cached: Data?, isValid: Bool, forceRefresh: Bool,
+        usableUntil: CacheTime? = nil
     ) -> Action {
         guard let subscriber = pendingSubscribers.removeValue(forKey: id) else { return .none }
         subscribers[id] = subscriber
         let readIsCurrent = readVersion == version
-        if readIsCurrent { content = cached }
+        if readIsCurrent { setContent(cached, usableUntil: usableUntil) }
         if cached == nil || !isValid, replacedVersion <= readVersion, flight == nil, !hasUpdateInProgress {
             // The read found nothing valid, and nothing has replaced the data since or is about to: a page
             // written meanwhile only merged into the stale data. Fetch, as for any stale read.
@@ -163,7 +177,7 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer, PageWaiter> {
     mutating func unsubscribe(_ id: ID) -> Action {
         guard subscribers.removeValue(forKey: id) != nil || pendingSubscribers.removeValue(forKey: id) != nil
         else { return .none }
-        if !hasAudience { content = nil }
+        if !hasAudience { setContent(nil, usableUntil: nil) }
         var action = abandonFlightIfUnwanted()
         action.merge(abandonPagesIfUnwanted())
         return action
@@ -215,13 +229,14 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer, PageWaiter> {
         return settle(with: .failure(error))
     }
 
-    /// Flight `id` wrote `data` to the cache.
-    mutating func flightSaved(_ id: ID, data: Data) -> Action {
+    /// Flight `id` wrote `data` to the cache; `usableUntil` is when it stops being usable (see
+    /// ``contentUsableUntil``).
+    mutating func flightSaved(_ id: ID, data: Data, usableUntil: CacheTime? = nil) -> Action {
         precondition(flight?.id == id && flight?.phase == .saving, "flightSaved for a flight that is not saving")
         flight = nil
         lastError = nil
         forgetPageErrors()
-        content = hasAudience ? data : nil
+        setContent(data, usableUntil: usableUntil)
         version &+= 1
         replacedVersion = version
         var action = settle(with: .success(data))
@@ -261,12 +276,15 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer, PageWaiter> {
         return (id, false, action)
     }
 
-    /// Update `id` finished writing `newData` (or failed to, with `error`).
+    /// Update `id` finished writing `newData` (or failed to, with `error`); `usableUntil` is when
+    /// `newData` stops being usable (see ``contentUsableUntil``).
     ///
     /// A successful non-nil update wins over a flight that started while it was writing: that flight is
     /// cancelled and its waiters receive `newData`. A successful `nil` update starts a flight when anyone
     /// subscribes or waits. A failed update is remembered as the key's error and handed to the waiters.
-    mutating func finishUpdate(_ id: ID, newData: Data?, error: (any Error)?) -> Action {
+    mutating func finishUpdate(_ id: ID, newData: Data?, error: (any Error)?, usableUntil: CacheTime? = nil)
+        -> Action
+    {
         precondition(isWriteOwner(.update(id)), "finishUpdate for an update that does not hold the write turn")
         updateDroppedFlight = false
         var action = Action.none
@@ -278,7 +296,7 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer, PageWaiter> {
             replacedVersion = version
             lastError = nil
             forgetPageErrors()
-            content = hasAudience ? newData : nil
+            setContent(newData, usableUntil: usableUntil)
             if let newData {
                 action = supersedeFlight()
                 if !waiters.isEmpty { action.resolution = (takeWaiters(), .success(newData)) }

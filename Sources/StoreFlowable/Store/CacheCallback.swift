@@ -23,7 +23,9 @@ struct CacheCallback<Cache: KeyedCache>: StoreFlowableCallback {
     @inlinable
     func loadCachedData() async throws -> CachedData<Cache.Value>? {
         guard let entry = try await cache.entry(forKey: key) else { return nil }
-        return CachedData(value: entry.value, freshness: cache.freshness(of: entry))
+        return CachedData(
+            value: entry.value, freshness: cache.freshness(of: entry),
+            usableUntil: cache.policy.maxAge.map { entry.storedAt.advanced(by: $0) })
     }
 
     @inlinable
@@ -56,5 +58,15 @@ struct CacheCallback<Cache: KeyedCache>: StoreFlowableCallback {
     @usableFromInline
     func invalidateCache() async throws {
         try await cache.invalidateEntry(forKey: key)
+    }
+}
+
+extension CacheCallback: ExpiringContentCallback {
+    func usableUntilOfValueWrittenNow() -> CacheTime? {
+        cache.policy.maxAge.map { cache.clock.now.advanced(by: $0) }
+    }
+
+    func hasPassed(_ deadline: CacheTime) -> Bool {
+        cache.clock.now >= deadline
     }
 }

@@ -6,6 +6,9 @@ public struct CachedData<Data> {
     public var value: Data
     /// How the store may serve it.
     public var freshness: Freshness
+    /// When the value stops being usable (its `maxAge` passes), by the clock of the cache; set by the
+    /// caches of a ``KeyedStore`` so that a stream stops showing the value once it has expired.
+    @usableFromInline var usableUntil: CacheTime?
 
     /// Creates a read result.
     ///
@@ -15,6 +18,15 @@ public struct CachedData<Data> {
     public init(value: Data, freshness: Freshness) {
         self.value = value
         self.freshness = freshness
+        self.usableUntil = nil
+    }
+
+    /// Creates a read result whose value stops being usable at `usableUntil`.
+    @usableFromInline
+    init(value: Data, freshness: Freshness, usableUntil: CacheTime?) {
+        self.value = value
+        self.freshness = freshness
+        self.usableUntil = usableUntil
     }
 }
 

@@ -243,7 +243,7 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
             let read = await readCache()
             await manager.initialRead(
                 key, subscriber: id, version: version, cached: read?.value, isValid: read?.freshness == .fresh,
-                forceRefresh: forceRefresh
+                forceRefresh: forceRefresh, usableUntil: read?.usableUntil
             ).run(for: self)
         }
     }
@@ -335,6 +335,9 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
         // already superseded the fetch, and its waiters expect this value.
         let callback = callback
         let node = node
+        // Taken before the value is read, built and written, so never later than the written entry's own
+        // expiry.
+        let usableUntil = usableUntilOfValueWrittenNow()
         // A throwing task returning the value: one allocation fewer per update than a task returning a
         // `Result`.
         let written: Result<Data?, UpdateFailure>
@@ -375,7 +378,8 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
         }
         switch written {
         case .success(let newData):
-            await manager.finishUpdate(key, update: id, newData: newData, error: nil).run(for: self)
+            await manager.finishUpdate(key, update: id, newData: newData, error: nil, usableUntil: usableUntil)
+                .run(for: self)
             return nil
         case .failure(.beforeWriting(let error)):
             await manager.finishUpdateUnchanged(key, Data.self, update: id).run(for: self)
@@ -458,12 +462,26 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
         guard await mayWrite(decision, writer: writer) else { return }
         let effects: KeyEffects
         do {
+            let usableUntil = usableUntilOfValueWrittenNow()
             try await CallbackScope.run(node, .write) { try await callback.saveDataToCache(newData: data) }
-            effects = await manager.flightSaved(key, flight: id, data: data)
+            effects = await manager.flightSaved(key, flight: id, data: data, usableUntil: usableUntil)
         } catch {
             effects = await manager.flightSaveFailed(
                 key, Data.self, flight: id, error: StoreFlowableError.cacheWriteFailed(underlying: error))
         }
         effects.run(for: self)
+    }
+
+    // MARK: Expiry of what streams show
+
+    /// When a value written now stops being usable, for a callback that knows (see
+    /// ``ExpiringContentCallback``); `nil` for every other callback.
+    func usableUntilOfValueWrittenNow() -> CacheTime? {
+        (callback as? any ExpiringContentCallback)?.usableUntilOfValueWrittenNow()
+    }
+
+    func hasPassed(_ deadline: CacheTime) -> Bool {
+        // Only an expiring callback's reads and writes set a deadline.
+        (callback as? any ExpiringContentCallback)?.hasPassed(deadline) ?? false
     }
 }

@@ -7,6 +7,7 @@ import Testing
 private struct IdleRunner: FlightRunner {
     func runFlight(_ id: UInt64) async {}
     func runPageFlight(_ direction: PageDirection, _ id: UInt64, startVersion: UInt64) async {}
+    func hasPassed(_ deadline: CacheTime) -> Bool { false }
 }
 
 /// The manager's own promises: late events meant for a released key state never touch the key's next

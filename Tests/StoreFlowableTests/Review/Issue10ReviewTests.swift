@@ -282,14 +282,10 @@ struct Issue10InvalidationReviewTests {
         await f.waitUntilQuiet()
     }
 
-    /// DEMONSTRATES A BUG (design gap, lower priority). A value past `maxAge` is "never served, not even as
-    /// a subscriber's content" (promise 14). A stream that started on a stale value keeps it as content;
-    /// when the refetch fails after the value expired, the error state still carries it. The store could
-    /// re-read the cache when a flight fails (or an invalidation announces `.loading`) and drop content
-    /// that is no longer usable.
-    @Test(
-        .timeLimit(.minutes(1)),
-        .disabled("known gap (promise 14): content a stream shows that ages past maxAge is not withdrawn"))
+    /// A value past `maxAge` is "never served, not even as a subscriber's content" (promise 14): a stream
+    /// that started on a stale value and whose refetch fails after the value expired gets an `.error`
+    /// without it.
+    @Test(.timeLimit(.minutes(1)))
     func aStreamNeverShowsAnExpiredValueAsTheContentOfALaterState() async throws {
         let f = R10Fixture(cached: "cached", age: .seconds(50), origin: [.failure(down)])
         f.origin.hold()

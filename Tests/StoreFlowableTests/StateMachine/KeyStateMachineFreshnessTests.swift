@@ -163,4 +163,54 @@ struct KeyStateMachineFreshnessTests {
             subscriber: subscriber, version: version, cached: "v", isValid: true, forceRefresh: false)
         #expect(emitted(read) == .loading("v"))
     }
+
+    // MARK: content expiry
+
+    @Test func theContentsExpiryComesWithEachValueTheMachineKeeps() throws {
+        var machine = Machine()
+        let (subscriber, version) = machine.subscribe(MachineTest.s1)
+        let read = CacheTime(nanosecondsSince1970: 100)
+        _ = machine.initialRead(
+            subscriber: subscriber, version: version, cached: "v", isValid: false, forceRefresh: false,
+            usableUntil: read)
+        #expect(machine.content == "v")
+        #expect(machine.contentUsableUntil == read)
+        let flight = try #require(machine.flight?.id)
+        _ = machine.flightReturned(flight, writer: 1)
+        let fetched = CacheTime(nanosecondsSince1970: 200)
+        _ = machine.flightSaved(flight, data: "fetched", usableUntil: fetched)
+        #expect(machine.contentUsableUntil == fetched)
+        let (update, _, _) = machine.beginUpdate(2)
+        let updated = CacheTime(nanosecondsSince1970: 300)
+        _ = machine.finishUpdate(update, newData: "updated", error: nil, usableUntil: updated)
+        #expect(machine.content == "updated")
+        #expect(machine.contentUsableUntil == updated)
+        // A value with no known expiry replaces the expiry too.
+        let (again, _, _) = machine.beginUpdate(3)
+        _ = machine.finishUpdate(again, newData: "for ever", error: nil)
+        #expect(machine.contentUsableUntil == nil)
+    }
+
+    @Test func theExpiryIsForgottenWithTheContent() {
+        var machine = Machine()
+        let (subscriber, version) = machine.subscribe(MachineTest.s1)
+        _ = machine.initialRead(
+            subscriber: subscriber, version: version, cached: "v", isValid: true, forceRefresh: false,
+            usableUntil: CacheTime(nanosecondsSince1970: 100))
+        _ = machine.unsubscribe(subscriber)
+        #expect(machine.content == nil)
+        #expect(machine.contentUsableUntil == nil)
+    }
+
+    @Test func aFailedFetchOrAnEmptiedCacheKeepsNoExpiryWithoutContent() throws {
+        var machine = Machine()
+        let (subscriber, version) = machine.subscribe(MachineTest.s1)
+        _ = machine.initialRead(
+            subscriber: subscriber, version: version, cached: "v", isValid: true, forceRefresh: false,
+            usableUntil: CacheTime(nanosecondsSince1970: 100))
+        let (update, _, _) = machine.beginUpdate(2)
+        _ = machine.finishUpdate(update, newData: nil, error: nil, usableUntil: CacheTime(nanosecondsSince1970: 300))
+        #expect(machine.content == nil)
+        #expect(machine.contentUsableUntil == nil)
+    }
 }
