@@ -33,6 +33,10 @@ import sys
 
 # Blocks the checker leaves out: the nearest non-blank line before the fence is this comment.
 NO_COMPILE = re.compile(r"^\s*<!--\s*no-compile\b.*-->\s*$")
+# A block that is a whole file compiled elsewhere (in a package with dependencies the samples' package
+# has not): the nearest non-blank line before the fence is `<!-- same-as: PATH -->`, PATH relative to
+# the repository. The block is not compiled here; it must equal the file, line for line.
+SAME_AS = re.compile(r"^\s*<!--\s*same-as:\s*(\S+)\s*-->\s*$")
 FENCE_OPEN = re.compile(r"^(\s*)```swift\s*$")
 FENCE_CLOSE = re.compile(r"^\s*```\s*$")
 
@@ -76,7 +80,10 @@ def blocks(text):
         while previous >= 0 and not lines[previous].strip():
             previous -= 1
         reason = None
-        if previous >= 0 and NO_COMPILE.match(lines[previous]):
+        same_as = SAME_AS.match(lines[previous]) if previous >= 0 else None
+        if same_as:
+            reason = "same-as:" + same_as.group(1)
+        elif previous >= 0 and NO_COMPILE.match(lines[previous]):
             reason = "marked <!-- no-compile -->"
         elif any(line.strip() == "import PackageDescription" for line in body) or (
             body and body[0].strip().startswith("// swift-tools-version")
@@ -269,6 +276,7 @@ def generate(repo, out):
     identity = os.path.basename(repo.rstrip("/"))
     targets = []
     index = {"documents": {}, "skipped": [], "compiled": 0, "generated": {}}
+    mismatches = []
     for doc in documents(repo):
         text = open(os.path.join(repo, doc), encoding="utf-8").read()
         module = "DocSample_" + re.sub(r"\W", "_", os.path.splitext(os.path.basename(doc))[0])
@@ -278,6 +286,18 @@ def generate(repo, out):
         spans = []
         for first_line, indent, body, reason in blocks(text):
             spans.append([first_line, first_line + len(body) - 1])
+            if reason and reason.startswith("same-as:"):
+                path = reason[len("same-as:"):]
+                dedented = [line[indent:] for line in body]
+                source = os.path.join(repo, path)
+                if not os.path.exists(source):
+                    mismatches.append("%s:%d: the file %s it is the same as does not exist" % (doc, first_line - 1, path))
+                else:
+                    expected = open(source, encoding="utf-8").read().rstrip("\n").split("\n")
+                    if [line.rstrip() for line in dedented] != [line.rstrip() for line in expected]:
+                        mismatches.append("%s:%d: the block differs from %s; copy the file into it" % (doc, first_line - 1, path))
+                index["skipped"].append({"doc": doc, "line": first_line - 1, "reason": "the same as %s, compiled there" % path})
+                continue
             if reason:
                 index["skipped"].append({"doc": doc, "line": first_line - 1, "reason": reason})
                 continue
@@ -378,6 +398,9 @@ def generate(repo, out):
     print("doc samples: %d blocks compiled from %d documents" % (index["compiled"], len(targets)))
     for skipped in index["skipped"]:
         print("  skipped %s:%d (%s)" % (skipped["doc"], skipped["line"], skipped["reason"]))
+    for mismatch in mismatches:
+        print("FAIL: " + mismatch)
+    return 1 if mismatches else 0
 
 
 DIAGNOSTIC = re.compile(r"^(?P<path>[^:\s][^:]*):(?P<line>\d+):(?P<column>\d+): (?P<severity>warning|error): (?P<message>.*)$")
@@ -441,8 +464,7 @@ def report(out, log):
 
 def main(arguments):
     if len(arguments) == 3 and arguments[0] == "generate":
-        generate(arguments[1], arguments[2])
-        return 0
+        return generate(arguments[1], arguments[2])
     if len(arguments) == 3 and arguments[0] == "report":
         return report(arguments[1], arguments[2])
     sys.stderr.write(__doc__)
