@@ -1,0 +1,97 @@
+import Foundation
+import StoreFlowable
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// One request of a ``URLSessionTransport`` in progress: the response and the body so far, the limit,
+/// and the continuation of the `send` call waiting for it.
+///
+/// The session's delegate queue calls it, one callback at a time; `send` sets the continuation before
+/// the request starts. The state is under a lock all the same, and the continuation is resumed after
+/// the lock is released.
+final class URLSessionTransfer: Sendable {
+    /// What the transfer has received so far.
+    private struct State {
+        var continuation: CheckedContinuation<Result<HTTPResponse, NetworkLoaderError>, Never>?
+        var response: HTTPURLResponse?
+        var body = Data()
+        var isOverLimit = false
+    }
+
+    /// The most body bytes to read.
+    let limit: Int
+    private let state = LockedValue(State())
+
+    /// Creates a transfer that reads at most `limit` body bytes.
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    /// Records the continuation to resume with the outcome, then starts the request with `resume`.
+    func start(
+        _ continuation: CheckedContinuation<Result<HTTPResponse, NetworkLoaderError>, Never>, resume: () -> Void
+    ) {
+        state.withLock { $0.continuation = continuation }
+        resume()
+    }
+
+    /// The response arrived. Returns whether to go on: not when `Content-Length` is over the limit.
+    func received(_ response: URLResponse) -> Bool {
+        let http = response as? HTTPURLResponse
+        let overLimit = response.expectedContentLength > Int64(limit)
+        state.withLock { state in
+            state.response = http
+            if overLimit { state.isOverLimit = true }
+        }
+        return !overLimit
+    }
+
+    /// Body bytes arrived. Returns whether to go on: not once the body is over the limit (what was read
+    /// is dropped then).
+    func received(_ data: Data) -> Bool {
+        state.withLock { state in
+            guard !state.isOverLimit else { return false }
+            if state.body.count + data.count > limit {
+                state.isOverLimit = true
+                state.body = Data()
+                return false
+            }
+            state.body.append(data)
+            return true
+        }
+    }
+
+    /// The request ended, with `error` or not: resumes `send` with the outcome.
+    func completed(with error: (any Error)?) {
+        let (continuation, result) = state.withLock { state in
+            defer { state.continuation = nil }
+            return (state.continuation, outcome(of: state, error: error))
+        }
+        continuation?.resume(returning: result)
+    }
+
+    private func outcome(of state: State, error: (any Error)?) -> Result<HTTPResponse, NetworkLoaderError> {
+        if state.isOverLimit { return .failure(.bodyTooLarge(limit: limit)) }
+        if let error { return .failure(Self.loaderError(for: error)) }
+        guard let response = state.response else {
+            return .failure(.transportFailed(underlying: URLError(.badServerResponse)))
+        }
+        var headers: [String: String] = [:]
+        for (name, value) in response.allHeaderFields {
+            headers["\(name)"] = "\(value)"
+        }
+        return .success(HTTPResponse(statusCode: response.statusCode, headers: headers, body: state.body))
+    }
+
+    /// The loader's error for a failure of `URLSession`.
+    static func loaderError(for error: any Error) -> NetworkLoaderError {
+        guard let code = (error as? URLError)?.code else { return .transportFailed(underlying: error) }
+        switch code {
+        case .timedOut: return .timedOut
+        case .cannotConnectToHost: return .connectionRefused
+        default: return .transportFailed(underlying: error)
+        }
+    }
+}

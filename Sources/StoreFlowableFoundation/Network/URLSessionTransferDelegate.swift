@@ -1,0 +1,39 @@
+import Foundation
+import StoreFlowable
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The delegate of a ``URLSessionTransport``'s session: hands each callback to the transfer of its
+/// task, so that bodies are read as they arrive and cut off at their limit.
+final class URLSessionTransferDelegate: NSObject, URLSessionDataDelegate, Sendable {
+    /// The transfers in progress, by task identifier.
+    private let transfers = LockedValue([Int: URLSessionTransfer]())
+
+    /// Makes `transfer` receive the callbacks of `task`; call it before the task is resumed.
+    func register(_ transfer: URLSessionTransfer, for task: URLSessionTask) {
+        transfers.withLock { $0[task.taskIdentifier] = transfer }
+    }
+
+    private func transfer(of task: URLSessionTask) -> URLSessionTransfer? {
+        transfers.withLock { $0[task.taskIdentifier] }
+    }
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        let goOn = transfer(of: dataTask)?.received(response) ?? false
+        completionHandler(goOn ? .allow : .cancel)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        if transfer(of: dataTask)?.received(data) == false { dataTask.cancel() }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        let transfer = transfers.withLock { $0.removeValue(forKey: task.taskIdentifier) }
+        transfer?.completed(with: error)
+    }
+}
