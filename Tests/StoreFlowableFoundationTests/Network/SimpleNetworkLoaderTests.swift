@@ -124,7 +124,8 @@ struct SimpleNetworkLoaderTests {
     }
 
     @Test func aCancelledCallerGetsCancellationErrorWhateverTheTransportThrows() async throws {
-        for thrown: any Error in [NetworkLoaderError.transportFailed(underlying: Boom()), URLError(.cancelled), Boom()] {
+        for thrown: any Error in [NetworkLoaderError.transportFailed(underlying: Boom()), URLError(.cancelled), Boom()]
+        {
             let (api, transport) = loader { _ in .hang(throwing: thrown) }
             let caller = Task { try await api.fetch(1) }
             while transport.sent.isEmpty { await Task.yield() }
