@@ -1,0 +1,78 @@
+import Hummingbird
+import Logging
+
+/// A real HTTP server on 127.0.0.1, on a port the system picks, serving the routes the loader tests
+/// need, and counting the requests of each route.
+///
+/// Start one with ``run(_:)``: it serves while the closure runs and shuts down when it returns or
+/// throws, so no test leaves a server behind.
+///
+/// Routes:
+/// - `GET /users/:id`: 200 with `{"id": id, "name": "user id"}`.
+/// - `GET /not-modified`: 304; `GET /missing`: 404 with the body `no such user`; `GET /broken`: 500.
+/// - `GET /not-json`: 200 with an HTML body.
+/// - `GET /slow`: answers after ``slowDelay`` (so a caller can time out or give up first; it ends by
+///   itself).
+/// - `GET /large`: 200 with ``largeBodySize`` bytes of JSON.
+/// - `GET /gated/:id`: like `/users/:id`, but waits until ``openGate()`` (or ``slowDelay``), so that
+///   concurrent loads overlap.
+public struct LoopbackServer: Sendable {
+    /// How long `/slow` (and at most `/gated`) waits before answering.
+    public static let slowDelay: Duration = .seconds(5)
+    /// The size of `/large`'s body.
+    public static let largeBodySize = 256 * 1024
+
+    /// The port the server listens on.
+    public let port: Int
+    private let counter: RequestCounter
+    private let gate: Gate
+
+    /// The base URL of the server, `http://127.0.0.1:PORT`.
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// How many requests reached `path` (a route's first path component, such as `"users"`).
+    public func requestCount(_ path: String) -> Int { counter.count(path) }
+
+    /// Lets every request waiting in `/gated` answer.
+    public func openGate() { gate.open() }
+
+    /// Starts a server, runs `body` with it (in the caller's isolation), and stops the server.
+    ///
+    /// - Parameters:
+    ///   - isolation: The caller's actor, where `body` runs.
+    ///   - body: What to do while the server runs.
+    /// - Returns: What `body` returns.
+    /// - Throws: What `body` throws, or why the server could not start.
+    @discardableResult
+    public static func run<Result: Sendable>(
+        isolation: isolated (any Actor)? = #isolation, _ body: (LoopbackServer) async throws -> Result
+    ) async throws -> Result {
+        let counter = RequestCounter()
+        let gate = Gate()
+        let router = makeRouter(counter: counter, gate: gate)
+        let (ports, portContinuation) = AsyncStream<Int>.makeStream()
+        let app = Application(
+            router: router,
+            configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: nil),
+            onServerRunning: { channel in
+                portContinuation.yield(channel.localAddress?.port ?? 0)
+                portContinuation.finish()
+            },
+            logger: Logger(label: "loopback-server")
+        )
+        return try await withThrowingTaskGroup(of: Void.self, isolation: isolation) { group in
+            group.addTask {
+                // A server that fails to start ends the wait for its port.
+                defer { portContinuation.finish() }
+                try await app.run()
+            }
+            defer { group.cancelAll() }
+            var iterator = ports.makeAsyncIterator()
+            guard let port = await iterator.next(), port > 0 else { throw ServerDidNotStart() }
+            return try await body(LoopbackServer(port: port, counter: counter, gate: gate))
+        }
+    }
+
+    /// Why ``run(_:)`` failed before calling its closure.
+    public struct ServerDidNotStart: Error {}
+}

@@ -1,0 +1,59 @@
+import AsyncHTTPClientTransport
+import Foundation
+import LoopbackServer
+import StoreFlowableFoundation
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// The HTTP clients every test runs with.
+enum Transport: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case urlSession
+    case asyncHTTPClient
+
+    /// A transport of this kind.
+    func make() -> any HTTPTransport {
+        switch self {
+        case .urlSession: URLSessionTransport(configuration: .ephemeral)
+        case .asyncHTTPClient: AsyncHTTPClientTransport()
+        }
+    }
+
+    var testDescription: String { rawValue }
+}
+
+/// A user as the server's `/users/:id` serves it.
+struct User: Codable, Equatable, Sendable {
+    let id: Int
+    let name: String
+}
+
+extension LoopbackServer {
+    /// A loader of users from `path` (`/users/ID` by default) of this server.
+    func users(
+        _ transport: Transport, path: String = "users", timeout: TimeInterval = 20, maxBodySize: Int = 1024 * 1024
+    ) -> SimpleNetworkLoader<Int, User> {
+        let base = baseURL
+        return SimpleNetworkLoader(transport: transport.make(), maxBodySize: maxBodySize) { id in
+            guard let url = URL(string: "\(base)/\(path)/\(id)") else { throw URLError(.badURL) }
+            var request = URLRequest(url: url)
+            request.timeoutInterval = timeout
+            return request
+        }
+    }
+
+    /// A loader of users from the fixed route `path`, whatever the key.
+    func fixed(_ transport: Transport, _ path: String, timeout: TimeInterval = 20, maxBodySize: Int = 1024 * 1024)
+        -> SimpleNetworkLoader<Int, User>
+    {
+        let base = baseURL
+        return SimpleNetworkLoader(transport: transport.make(), maxBodySize: maxBodySize) { _ in
+            guard let url = URL(string: "\(base)/\(path)") else { throw URLError(.badURL) }
+            var request = URLRequest(url: url)
+            request.timeoutInterval = timeout
+            return request
+        }
+    }
+}
