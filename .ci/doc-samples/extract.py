@@ -21,7 +21,8 @@ global declared in one block is visible in the later ones. Each block is one fil
   function of their own, and each such `let` is followed by `_ = name`, so an illustrative unused
   value (`let user = try await store.requireData()`) is not a warning.
 
-Every file imports what any block of its document imports, plus StoreFlowable and `DocSampleStubs`
+Every file imports what any block of its document imports (an import inside `#if canImport(X)` stays
+conditional), plus StoreFlowable and `DocSampleStubs`
 (`.ci/doc-samples/Stubs.swift`: the placeholders the guides use, such as `api`). `#sourceLocation`
 makes the compiler report every diagnostic at its line in the Markdown file.
 """
@@ -39,6 +40,10 @@ NO_COMPILE = re.compile(r"^\s*<!--\s*no-compile\b.*-->\s*$")
 SAME_AS = re.compile(r"^\s*<!--\s*same-as:\s*(\S+)\s*-->\s*$")
 FENCE_OPEN = re.compile(r"^(\s*)```swift\s*$")
 FENCE_CLOSE = re.compile(r"^\s*```\s*$")
+
+# `#if canImport(X)` around nothing but `import X` lines: an import where the module exists
+# (FoundationNetworking, on Linux).
+CONDITIONAL_IMPORT = re.compile(r"^\s*#if\s+canImport\((\w+)\)\s+(import\s+\w+\s+)+#endif\s*$")
 
 # A line at column 0 that starts with one of these continues the item above it.
 CONTINUATION = re.compile(r"^(\}|\)|\]|\.|case\b|default\b|catch\b|else\b|where\b|&&|\|\||\?|:|->|#else|#elseif|#endif)")
@@ -201,6 +206,8 @@ def strip_attributes(code):
 def kind_of(lines):
     """"import", "declaration", "binding" (a `let`/`var` without `await` or `try`), or "statement"."""
     code = strip_attributes(code_of(lines))
+    if CONDITIONAL_IMPORT.match(code):
+        return "import"
     words = code.split()
     while words and words[0] in MODIFIERS:
         words.pop(0)
@@ -282,6 +289,7 @@ def generate(repo, out):
         module = "DocSample_" + re.sub(r"\W", "_", os.path.splitext(os.path.basename(doc))[0])
         doc_path = os.path.join(repo, doc)
         imports = {"StoreFlowable", "DocSampleStubs"}
+        conditional_imports = set()
         prepared = []
         spans = []
         for first_line, indent, body, reason in blocks(text):
@@ -305,9 +313,12 @@ def generate(repo, out):
             parts = [(kind_of([dedented[i] for i in item]), item) for item in items(dedented)]
             for kind, item in parts:
                 if kind == "import":
+                    conditional = any(re.match(r"\s*#if\s+canImport\(", dedented[i]) for i in item)
                     for i in item:
                         name = re.match(r"\s*import\s+(\w+)", dedented[i])
-                        if name:
+                        if name and conditional:
+                            conditional_imports.add(name.group(1))
+                        elif name:
                             imports.add(name.group(1))
             prepared.append((first_line, body, dedented, parts))
         index["documents"][doc] = spans
@@ -316,6 +327,7 @@ def generate(repo, out):
         directory = os.path.join(out, "Tests", module)
         os.makedirs(directory)
         header = "".join("import %s\n" % name for name in sorted(imports))
+        header += "".join("#if canImport(%s)\nimport %s\n#endif\n" % (name, name) for name in sorted(conditional_imports))
         for first_line, body, dedented, parts in prepared:
             index["compiled"] += 1
 
