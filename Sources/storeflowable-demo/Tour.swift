@@ -11,6 +11,7 @@ enum Part: String, CaseIterable {
     case concurrency
     case paging
     case edit
+    case loaders
 
     /// The command-line flag that selects this part.
     var flag: String { "--\(rawValue)" }
@@ -27,6 +28,7 @@ enum Part: String, CaseIterable {
         case .concurrency: "10,000 concurrent callers share one origin fetch"
         case .paging: "a list loaded page by page; 100 callers, one page fetch"
         case .edit: "update { } from 100 tasks at once: every append kept"
+        case .loaders: "observable Loaders over a JSON API: one request, typed errors"
         }
     }
 
@@ -43,6 +45,7 @@ enum Part: String, CaseIterable {
         case .paging:
             "Paging: \(DemoListOrigin.itemCount) items in pages of \(DemoListOrigin.pageSize)"
         case .edit: "Edit: update { } changes a cached list atomically"
+        case .loaders: "Loaders: what a screen holds, over a JSON HTTP API"
         }
     }
 }
@@ -63,6 +66,7 @@ func runTour(_ parts: [Part]) async -> [String] {
         case .concurrency: await showConcurrency(&checks)
         case .paging: await showPaging(&checks)
         case .edit: await showEdit(&checks)
+        case .loaders: await showLoaders(&checks)
         }
     }
     return checks.problems
