@@ -53,6 +53,7 @@ let benchmarks: @Sendable () -> Void = {
     memoryCacheBenchmarks()
     keyedStoreBenchmarks()
     diskCacheBenchmarks()
+    loaderBenchmarks()
 }
 
 // MARK: 1. Cache hit
