@@ -23,9 +23,7 @@ struct CacheCallback<Cache: KeyedCache>: StoreFlowableCallback {
     @inlinable
     func loadCachedData() async throws -> CachedData<Cache.Value>? {
         guard let entry = try await cache.entry(forKey: key) else { return nil }
-        return CachedData(
-            value: entry.value, freshness: cache.freshness(of: entry),
-            usableUntil: cache.policy.maxAge.map { entry.storedAt.advanced(by: $0) })
+        return CachedData(value: entry.value, freshness: cache.freshness(of: entry), storedAt: entry.storedAt)
     }
 
     @inlinable
@@ -63,7 +61,11 @@ struct CacheCallback<Cache: KeyedCache>: StoreFlowableCallback {
 
 extension CacheCallback: ExpiringContentCallback {
     func usableUntilOfValueWrittenNow() -> CacheTime? {
-        cache.policy.maxAge.map { cache.clock.now.advanced(by: $0) }
+        usableUntil(ofValueStoredAt: cache.clock.now)
+    }
+
+    func usableUntil(ofValueStoredAt storedAt: CacheTime) -> CacheTime? {
+        cache.policy.maxAge.map { storedAt.advanced(by: $0) }
     }
 
     func hasPassed(_ deadline: CacheTime) -> Bool {

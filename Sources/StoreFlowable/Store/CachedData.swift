@@ -6,9 +6,10 @@ public struct CachedData<Data> {
     public var value: Data
     /// How the store may serve it.
     public var freshness: Freshness
-    /// When the value stops being usable (its `maxAge` passes), by the clock of the cache; set by the
-    /// caches of a ``KeyedStore`` so that a stream stops showing the value once it has expired.
-    @usableFromInline var usableUntil: CacheTime?
+    /// When the value was stored, by the clock of the cache; set by the caches of a ``KeyedStore``, whose
+    /// store works out from it when a stream must stop showing the value (its `maxAge`). Only a copy on
+    /// the cache-hit path: the moment is computed when a stream starts.
+    @usableFromInline var storedAt: CacheTime?
 
     /// Creates a read result.
     ///
@@ -18,15 +19,15 @@ public struct CachedData<Data> {
     public init(value: Data, freshness: Freshness) {
         self.value = value
         self.freshness = freshness
-        self.usableUntil = nil
+        self.storedAt = nil
     }
 
-    /// Creates a read result whose value stops being usable at `usableUntil`.
+    /// Creates a read result for a value stored at `storedAt`.
     @usableFromInline
-    init(value: Data, freshness: Freshness, usableUntil: CacheTime?) {
+    init(value: Data, freshness: Freshness, storedAt: CacheTime) {
         self.value = value
         self.freshness = freshness
-        self.usableUntil = usableUntil
+        self.storedAt = storedAt
     }
 }
 

@@ -243,7 +243,7 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
             let read = await readCache()
             await manager.initialRead(
                 key, subscriber: id, version: version, cached: read?.value, isValid: read?.freshness == .fresh,
-                forceRefresh: forceRefresh, usableUntil: read?.usableUntil
+                forceRefresh: forceRefresh, usableUntil: read?.storedAt.flatMap(usableUntil(ofValueStoredAt:))
             ).run(for: self)
         }
     }
@@ -301,6 +301,12 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
     /// ``ExpiringContentCallback``); `nil` for every other callback.
     func usableUntilOfValueWrittenNow() -> CacheTime? {
         (callback as? any ExpiringContentCallback)?.usableUntilOfValueWrittenNow()
+    }
+
+    /// When a value stored at `storedAt` stops being usable, for a callback that knows; `nil` for every
+    /// other callback.
+    func usableUntil(ofValueStoredAt storedAt: CacheTime) -> CacheTime? {
+        (callback as? any ExpiringContentCallback)?.usableUntil(ofValueStoredAt: storedAt)
     }
 
     func hasPassed(_ deadline: CacheTime) -> Bool {

@@ -1,9 +1,9 @@
 /// A callback whose values stop being usable at a moment the store can know: the callback of a
 /// ``KeyedStore`` over a cache whose policy has a `maxAge`.
 ///
-/// The store stamps the content a `publish()` stream shows with that moment (from the cache read, or
-/// computed just before a fetched or updated value is written) and delivers a later `.loading` or
-/// `.error` state without the content once the moment has passed. No cache read is involved, so a
+/// The store stamps the content a `publish()` stream shows with that moment (from the `storedAt` of the
+/// stream's first cache read, or computed just before a fetched or updated value is written) and
+/// delivers a later `.loading` or `.error` state without the content once the moment has passed. No cache read is involved, so a
 /// slow or hanging cache never holds up a failed fetch's state.
 protocol ExpiringContentCallback: StoreFlowableCallback {
     /// When a value written now stops being usable; `nil` when values never expire.
@@ -11,6 +11,9 @@ protocol ExpiringContentCallback: StoreFlowableCallback {
     /// Called just before the value is written, so the moment is never later than the written entry's
     /// own `storedAt + maxAge`.
     func usableUntilOfValueWrittenNow() -> CacheTime?
+
+    /// When a value stored at `storedAt` stops being usable; `nil` when values never expire.
+    func usableUntil(ofValueStoredAt storedAt: CacheTime) -> CacheTime?
 
     /// Whether `deadline` has passed by the clock of the callback's cache.
     func hasPassed(_ deadline: CacheTime) -> Bool
