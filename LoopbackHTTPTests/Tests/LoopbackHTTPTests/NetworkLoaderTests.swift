@@ -2,6 +2,7 @@ import Foundation
 import LoopbackServer
 import StoreFlowable
 import StoreFlowableFoundation
+import StoreFlowableTesting
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -78,7 +79,7 @@ struct NetworkLoaderTests {
     @Test(arguments: Transport.allCases)
     func aPortNobodyListensOnIsARefusedConnection(transport: Transport) async throws {
         // Bound but not listening: connections to the port are refused by the kernel.
-        let socket = try LoopbackSocket()
+        let socket = try RefusingLoopbackPort()
         let port = socket.port
         let api = SimpleNetworkLoader<Int, User>(transport: transport.make()) { _ in
             guard let url = URL(string: "http://127.0.0.1:\(port)/users/1") else { throw URLError(.badURL) }

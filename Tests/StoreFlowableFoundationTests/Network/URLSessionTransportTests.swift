@@ -1,5 +1,6 @@
 import Foundation
 import StoreFlowableFoundation
+import StoreFlowableTesting
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -11,8 +12,8 @@ import Testing
 @Suite("URLSessionTransport", .timeLimit(.minutes(1)))
 struct URLSessionTransportTests {
     @Test func aPortNobodyListensOnIsARefusedConnection() async throws {
-        // The socket is bound but not listening: the kernel refuses connections to its port.
-        let socket = try LoopbackSocket()
+        // Bound but not listening: the kernel refuses connections to the port.
+        let socket = try RefusingLoopbackPort()
         let transport = URLSessionTransport()
         var request = URLRequest(url: testURL("http://127.0.0.1:\(socket.port)/users/1"))
         request.timeoutInterval = 10
@@ -25,7 +26,7 @@ struct URLSessionTransportTests {
     }
 
     @Test func aCallerCancelledBeforeSendingSendsNothing() async throws {
-        let socket = try LoopbackSocket()
+        let socket = try RefusingLoopbackPort()
         let transport = URLSessionTransport()
         let request = URLRequest(url: testURL("http://127.0.0.1:\(socket.port)/"))
         let caller = Task {

@@ -13,7 +13,7 @@ struct LoaderTests {
     // MARK: What it shows
 
     @Test func anEmptyCacheShowsLoadingThenTheFetchedValue() async {
-        let f = LoaderFixture()
+        let f = FreshnessFixture()
         f.origin.hold()
         let loader = Loader(f.stores)
         loader.load(key: "key")
@@ -30,7 +30,7 @@ struct LoaderTests {
     }
 
     @Test func aFreshValueIsShownWithNoFetch() async {
-        let f = LoaderFixture(cached: "cached")
+        let f = FreshnessFixture(cached: "cached")
         let loader = Loader(f.stores)
         loader.load(key: "key")
         await eventuallyOnMain { !loader.isLoading }
@@ -39,7 +39,7 @@ struct LoaderTests {
     }
 
     @Test func aStaleValueIsShownAtOnceAndReplacedWhenTheFetchReturns() async {
-        let f = LoaderFixture(cached: "cached", age: .seconds(12))
+        let f = FreshnessFixture(cached: "cached", age: .seconds(12))
         f.origin.hold()
         let loader = Loader(f.stores)
         let history = ObservedHistory { loader.object }
@@ -54,7 +54,7 @@ struct LoaderTests {
     }
 
     @Test func aFailedLoadShowsTheErrorAndTheCachedContent() async {
-        let f = LoaderFixture(cached: "cached", age: .seconds(50), origin: [.failure(down)])
+        let f = FreshnessFixture(cached: "cached", age: .seconds(50), origin: [.failure(down)])
         let loader = Loader(f.stores)
         loader.load(key: "key")
         await eventuallyOnMain { loader.error != nil }
@@ -67,7 +67,7 @@ struct LoaderTests {
     // MARK: Load
 
     @Test func loadingTheSameKeyAgainMakesNoSecondSubscriptionOrFetch() async {
-        let f = LoaderFixture()
+        let f = FreshnessFixture()
         f.origin.hold()
         let loader = Loader(f.stores)
         loader.load(key: "key")
@@ -108,7 +108,7 @@ struct LoaderTests {
     }
 
     @Test func aNewKeyClearsTheObjectAndErrorOfTheOldOne() async {
-        let f = LoaderFixture(cached: "cached", age: .seconds(50), origin: [.failure(down)])
+        let f = FreshnessFixture(cached: "cached", age: .seconds(50), origin: [.failure(down)])
         f.origin.hold()
         let loader = Loader(f.stores)
         loader.load(key: "key")
@@ -128,7 +128,7 @@ struct LoaderTests {
     // MARK: Refresh
 
     @Test func refreshFetchesAFreshValueAgainAndKeepsItShownUntilTheNewOneArrives() async {
-        let f = LoaderFixture(cached: "cached")
+        let f = FreshnessFixture(cached: "cached")
         let loader = Loader(f.stores)
         loader.load(key: "key")
         await eventuallyOnMain { loader.object == "cached" && !loader.isLoading }
@@ -144,7 +144,7 @@ struct LoaderTests {
     }
 
     @Test func refreshWhileALoadRunsJoinsItsFetch() async {
-        let f = LoaderFixture()
+        let f = FreshnessFixture()
         f.origin.hold()
         let loader = Loader(f.stores)
         loader.load(key: "key")
@@ -160,7 +160,7 @@ struct LoaderTests {
 
     /// The seed library never reset its task handle after an error, so refresh did nothing for ever.
     @Test func refreshWorksAfterAFailure() async {
-        let f = LoaderFixture(origin: [.failure(down)])
+        let f = FreshnessFixture(origin: [.failure(down)])
         let loader = Loader(f.stores)
         loader.load(key: "key")
         await eventuallyOnMain { loader.error != nil && !loader.isLoading }
@@ -173,7 +173,7 @@ struct LoaderTests {
     }
 
     @Test func refreshOfAnotherKeyLoadsIt() async {
-        let f = LoaderFixture(cached: "cached")
+        let f = FreshnessFixture(cached: "cached")
         let loader = Loader(f.stores)
         loader.refresh(key: "other")
         #expect(loader.key == "other")
@@ -184,7 +184,7 @@ struct LoaderTests {
     // MARK: Cancel
 
     @Test func cancelStopsTheLoadWithoutAnErrorAndALaterLoadWorks() async {
-        let f = LoaderFixture()
+        let f = FreshnessFixture()
         f.origin.hold()
         let loader = Loader(f.stores)
         loader.load(key: "key")
@@ -194,7 +194,7 @@ struct LoaderTests {
         // Nobody else waited: the store cancels its fetch.
         await f.origin.waitForCancellations(1)
         f.origin.release()
-        await f.waitUntilReleased()
+        await f.waitUntilIdle()
         #expect(loader.error == nil)
         #expect(loader.object == nil)
         loader.load(key: "key")
@@ -202,7 +202,7 @@ struct LoaderTests {
     }
 
     @Test func cancelKeepsTheShownObjectAndError() async {
-        let f = LoaderFixture(cached: "cached", age: .seconds(50), origin: [.failure(down)])
+        let f = FreshnessFixture(cached: "cached", age: .seconds(50), origin: [.failure(down)])
         let loader = Loader(f.stores)
         loader.load(key: "key")
         await eventuallyOnMain { loader.error != nil }
@@ -217,7 +217,7 @@ struct LoaderTests {
     }
 
     @Test func cancellingALoadersRefreshLeavesAFetchOtherLoadersWaitForRunning() async {
-        let f = LoaderFixture(cached: "cached")
+        let f = FreshnessFixture(cached: "cached")
         let first = Loader(f.stores)
         let second = Loader(f.stores)
         first.load(key: "key")
@@ -248,7 +248,7 @@ struct LoaderTests {
     // MARK: Release
 
     @Test func aReleasedLoaderStopsObservingAndTheStoreReleasesTheKey() async {
-        let f = LoaderFixture()
+        let f = FreshnessFixture()
         f.origin.hold()
         var loader: Loader<String, String>? = Loader(f.stores)
         loader?.load(key: "key")
@@ -259,7 +259,7 @@ struct LoaderTests {
         #expect(released == nil, "a task keeps the loader alive")
         await f.origin.waitForCancellations(1)
         f.origin.release()
-        await f.waitUntilReleased()
+        await f.waitUntilIdle()
     }
 
     @Test func aLoaderWithoutACacheFetchesOnEveryLoad() async {
@@ -277,7 +277,7 @@ struct LoaderTests {
     // MARK: Observation
 
     @Test func observationReportsEachChangeOfObjectErrorAndIsLoading() async {
-        let f = LoaderFixture(origin: [.success("v1"), .failure(down)], otherwise: nil)
+        let f = FreshnessFixture(origin: [.success("v1"), .failure(down)], otherwise: nil)
         f.origin.hold()
         let loader = Loader(f.stores)
         let objects = ObservedHistory { loader.object }
@@ -298,7 +298,7 @@ struct LoaderTests {
     // MARK: Many loaders
 
     @Test func aThousandLoadersOfOneKeyShareOneFetch() async {
-        let f = LoaderFixture()
+        let f = FreshnessFixture()
         f.origin.hold()
         let loaders = (0..<1_000).map { _ in Loader(f.stores) }
         for loader in loaders { loader.load(key: "key") }
