@@ -241,9 +241,12 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
             // A value past its stale-while-revalidate point is shown as `.loading(content: stale)` until the
             // fetch returns: subscribers always see that a refresh is running.
             let read = await readCache()
+            // Written out: a method reference passed as a closure would allocate its context on every stream.
+            var usableUntil: CacheTime?
+            if let storedAt = read?.storedAt { usableUntil = self.usableUntil(ofValueStoredAt: storedAt) }
             await manager.initialRead(
                 key, subscriber: id, version: version, cached: read?.value, isValid: read?.freshness == .fresh,
-                forceRefresh: forceRefresh, usableUntil: read?.storedAt.flatMap(usableUntil(ofValueStoredAt:))
+                forceRefresh: forceRefresh, usableUntil: usableUntil
             ).run(for: self)
         }
     }
