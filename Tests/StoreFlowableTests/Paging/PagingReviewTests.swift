@@ -1198,7 +1198,9 @@ struct ReviewPagingSim {
     }
 }
 
-@Suite("Paging review: random walks over the machine", .timeLimit(.minutes(1)))
+@Suite(
+    "Paging review: random walks over the machine", .timeLimit(.minutes(1)),
+    .disabled(if: isRunningUnderThreadSanitizer, "single-threaded value code: nothing for ThreadSanitizer"))
 struct PagingReviewSimTests {
     @Test(arguments: 0..<200)
     func invariantsHoldAndEveryCallerIsReleased(seed: Int) {

@@ -850,7 +850,9 @@ private final class R10PagedRecorder: Sendable {
 /// the work runs out nobody is left waiting, loading or without a first state, and the key is idle.
 ///
 /// Set `ISSUE10_SIM_SEEDS` (and optionally `ISSUE10_SIM_STEPS`) to run more seeds.
-@Suite("Issue 10 review: machine random walks with invalidation and revalidation")
+@Suite(
+    "Issue 10 review: machine random walks with invalidation and revalidation",
+    .disabled(if: isRunningUnderThreadSanitizer, "single-threaded value code: nothing for ThreadSanitizer"))
 struct Issue10MachineSimTests {
     typealias Sim = MachineTest.Sim
 
