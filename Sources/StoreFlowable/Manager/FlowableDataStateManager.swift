@@ -154,13 +154,13 @@ public actor FlowableDataStateManager<Key: Hashable & Sendable> {
 
     func initialRead<Data: Sendable>(
         _ key: Key, subscriber id: UInt64, version: UInt64, cached: Data?, isValid: Bool, forceRefresh: Bool,
-        usableUntil: CacheTime? = nil
+        usableUntil: CacheTime? = nil, now: CacheTime? = nil
     ) -> KeyEffects {
         let cached: ErasedData? = cached
         return apply(key, Data.self) { machine in
             machine.initialRead(
                 subscriber: id, version: version, cached: cached, isValid: isValid, forceRefresh: forceRefresh,
-                usableUntil: usableUntil)
+                usableUntil: usableUntil, now: now)
         }
     }
 

@@ -132,7 +132,8 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer, PageWaiter> {
     }
 
     /// Reports what a new subscriber read from the cache: sends its first state and decides whether to
-    /// fetch. `usableUntil` is when the value read stops being usable (see ``contentUsableUntil``).
+    /// fetch. `usableUntil` is when the value read stops being usable (see ``contentUsableUntil``), and
+    /// `now` the time by the same clock, when the store knows them.
     ///
     /// A read that found nothing valid starts a fetch unless a write that replaces the data (a fetched
     /// first page or an update) completed since the subscriber attached, is in progress, or is queued:
@@ -142,7 +143,7 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer, PageWaiter> {
     /// cases only `forceRefresh` starts a fetch.
     mutating func initialRead(
         subscriber id: ID, version readVersion: UInt64, cached: Data?, isValid: Bool, forceRefresh: Bool,
-        usableUntil: CacheTime? = nil
+        usableUntil: CacheTime? = nil, now: CacheTime? = nil
     ) -> Action {
         guard let subscriber = pendingSubscribers.removeValue(forKey: id) else { return .none }
         subscribers[id] = subscriber
@@ -157,6 +158,12 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer, PageWaiter> {
             return forceRefresh ? startFlightIfNeeded() : .none
         }
         if !readIsCurrent {
+            if let now, let until = contentUsableUntil, now >= until {
+                // The write that overtook the read left a value that has passed `maxAge` since: never
+                // show it; fetch, as for an empty read.
+                setContent(nil, usableUntil: nil)
+                if flight == nil { return startFlightIfNeeded() }
+            }
             if forceRefresh, flight == nil { return startFlightIfNeeded() }
             guard let state = currentState else {
                 // Nothing to show (an error reset after a failed fetch for an emptied cache): fetch, as

@@ -60,15 +60,7 @@ struct CacheCallback<Cache: KeyedCache>: StoreFlowableCallback {
 }
 
 extension CacheCallback: ExpiringContentCallback {
-    func usableUntilOfValueWrittenNow() -> CacheTime? {
-        usableUntil(ofValueStoredAt: cache.clock.now)
-    }
-
-    func usableUntil(ofValueStoredAt storedAt: CacheTime) -> CacheTime? {
-        cache.policy.maxAge.map { storedAt.advanced(by: $0) }
-    }
-
-    func hasPassed(_ deadline: CacheTime) -> Bool {
-        cache.clock.now >= deadline
+    var contentExpiry: ContentExpiry? {
+        cache.policy.maxAge.map { ContentExpiry(maxAge: $0, clock: cache.clock) }
     }
 }

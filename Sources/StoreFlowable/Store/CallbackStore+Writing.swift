@@ -86,12 +86,10 @@ extension CallbackStore {
         // already superseded the fetch, and its waiters expect this value.
         let callback = callback
         let node = node
-        // Taken before the value is read, built and written, so never later than the written entry's own
-        // expiry.
-        let usableUntil = usableUntilOfValueWrittenNow()
-        // A throwing task returning the value: one allocation fewer per update than a task returning a
-        // `Result`.
-        let written: Result<Data?, UpdateFailure>
+        let expiry = contentExpiry
+        // A throwing task returning the value (and when it stops being usable, for a cache with a
+        // `maxAge`): one allocation fewer per update than a task returning a `Result`.
+        let written: Result<(value: Data?, usableUntil: CacheTime?), UpdateFailure>
         do {
             written = .success(
                 try await Task {
@@ -113,12 +111,14 @@ extension CallbackStore {
                         } catch {
                             throw UpdateFailure.beforeWriting(error)
                         }
+                        // Taken just before the write, so never later than the written entry's own expiry.
+                        let usableUntil = expiry?.usableUntilOfValueWrittenNow()
                         do {
                             try await callback.saveDataToCache(newData: newData)
                         } catch {
                             throw UpdateFailure.writing(StoreFlowableError.cacheWriteFailed(underlying: error))
                         }
-                        return newData
+                        return (newData, usableUntil)
                     }
                 }.value)
         } catch let failure as UpdateFailure {
@@ -128,7 +128,7 @@ extension CallbackStore {
             written = .failure(.writing(StoreFlowableError.cacheWriteFailed(underlying: error)))
         }
         switch written {
-        case .success(let newData):
+        case .success(let (newData, usableUntil)):
             await manager.finishUpdate(key, update: id, newData: newData, error: nil, usableUntil: usableUntil)
                 .run(for: self)
             return nil

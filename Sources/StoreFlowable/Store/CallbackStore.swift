@@ -241,12 +241,13 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
             // A value past its stale-while-revalidate point is shown as `.loading(content: stale)` until the
             // fetch returns: subscribers always see that a refresh is running.
             let read = await readCache()
-            // Written out: a method reference passed as a closure would allocate its context on every stream.
+            // When the value read stops being usable, and the time now, for a cache with a `maxAge`.
+            let expiry = contentExpiry
             var usableUntil: CacheTime?
-            if let storedAt = read?.storedAt { usableUntil = self.usableUntil(ofValueStoredAt: storedAt) }
+            if let expiry, let storedAt = read?.storedAt { usableUntil = expiry.usableUntil(ofValueStoredAt: storedAt) }
             await manager.initialRead(
                 key, subscriber: id, version: version, cached: read?.value, isValid: read?.freshness == .fresh,
-                forceRefresh: forceRefresh, usableUntil: usableUntil
+                forceRefresh: forceRefresh, usableUntil: usableUntil, now: expiry?.now
             ).run(for: self)
         }
     }
@@ -288,7 +289,7 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
         guard await mayWrite(decision, writer: writer) else { return }
         let effects: KeyEffects
         do {
-            let usableUntil = usableUntilOfValueWrittenNow()
+            let usableUntil = contentExpiry?.usableUntilOfValueWrittenNow()
             try await CallbackScope.run(node, .write) { try await callback.saveDataToCache(newData: data) }
             effects = await manager.flightSaved(key, flight: id, data: data, usableUntil: usableUntil)
         } catch {
@@ -300,20 +301,22 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
 
     // MARK: Expiry of what streams show
 
-    /// When a value written now stops being usable, for a callback that knows (see
+    /// The `maxAge` and clock of the callback's cache, for a callback that knows them (see
     /// ``ExpiringContentCallback``); `nil` for every other callback.
-    func usableUntilOfValueWrittenNow() -> CacheTime? {
-        (callback as? any ExpiringContentCallback)?.usableUntilOfValueWrittenNow()
+    ///
+    /// The callback's type is checked, not its value: casting the value to the protocol would box it
+    /// (one allocation per check for a callback larger than three words).
+    var contentExpiry: ContentExpiry? {
+        guard let type = Callback.self as? any ExpiringContentCallback.Type else { return nil }
+        return contentExpiry(as: type)
     }
 
-    /// When a value stored at `storedAt` stops being usable, for a callback that knows; `nil` for every
-    /// other callback.
-    func usableUntil(ofValueStoredAt storedAt: CacheTime) -> CacheTime? {
-        (callback as? any ExpiringContentCallback)?.usableUntil(ofValueStoredAt: storedAt)
+    private func contentExpiry<Expiring: ExpiringContentCallback>(as _: Expiring.Type) -> ContentExpiry? {
+        (callback as? Expiring)?.contentExpiry
     }
 
     func hasPassed(_ deadline: CacheTime) -> Bool {
         // Only an expiring callback's reads and writes set a deadline.
-        (callback as? any ExpiringContentCallback)?.hasPassed(deadline) ?? false
+        contentExpiry?.hasPassed(deadline) ?? false
     }
 }

@@ -3,18 +3,9 @@
 ///
 /// The store stamps the content a `publish()` stream shows with that moment (from the `storedAt` of the
 /// stream's first cache read, or computed just before a fetched or updated value is written) and
-/// delivers a later `.loading` or `.error` state without the content once the moment has passed. No cache read is involved, so a
-/// slow or hanging cache never holds up a failed fetch's state.
+/// delivers a later `.loading` or `.error` state without the content once the moment has passed. No
+/// cache read is involved, so a slow or hanging cache never holds up a failed fetch's state.
 protocol ExpiringContentCallback: StoreFlowableCallback {
-    /// When a value written now stops being usable; `nil` when values never expire.
-    ///
-    /// Called just before the value is written, so the moment is never later than the written entry's
-    /// own `storedAt + maxAge`.
-    func usableUntilOfValueWrittenNow() -> CacheTime?
-
-    /// When a value stored at `storedAt` stops being usable; `nil` when values never expire.
-    func usableUntil(ofValueStoredAt storedAt: CacheTime) -> CacheTime?
-
-    /// Whether `deadline` has passed by the clock of the callback's cache.
-    func hasPassed(_ deadline: CacheTime) -> Bool
+    /// The `maxAge` and clock of the callback's cache; `nil` when its values never expire.
+    var contentExpiry: ContentExpiry? { get }
 }

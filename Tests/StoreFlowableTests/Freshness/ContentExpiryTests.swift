@@ -84,4 +84,47 @@ struct ContentExpiryTests {
         second.cancel()
         await f.waitUntilQuiet()
     }
+
+    /// A stream whose first read is overtaken by a write starts from the key's current state; if that
+    /// state's value passed `maxAge` while the stream read, it is fetched again, never shown.
+    @Test func aStreamWhoseReadWasOvertakenNeverStartsFromAnExpiredValue() async throws {
+        let f = R10Fixture(cached: "cached")
+        let store = f.store
+        let first = R10Recorder(store.publish())
+        await first.waitFor { $0.content == "cached" && $0.isCompleted }
+        f.cache.holdReads()
+        let second = R10Recorder(store.publish())
+        await eventually { f.cache.heldReadCount == 1 }
+        await store.update(newData: "updated")  // completes while the second stream reads: its read is outdated
+        await first.waitFor { $0.content == "updated" }
+        f.clock.advance(by: .seconds(61))  // "updated" is now past maxAge
+        f.cache.releaseReads()
+        await second.waitFor { $0.content == "fresh-1" && $0.isCompleted }
+        #expect(!second.rendered.contains { $0.contains("(updated)") })
+        first.cancel()
+        second.cancel()
+        await f.waitUntilIdle()
+    }
+
+    /// An update's expiry is taken just before its write, not before its read of the current value: a
+    /// slow read does not shorten the life of the value it writes.
+    @Test func anUpdateWithASlowReadKeepsItsValueUntilTheValueExpires() async throws {
+        let f = R10Fixture(cached: "cached", origin: [.failure(down)], otherwise: nil)
+        let store = f.store
+        let recorder = R10Recorder(store.publish())
+        await recorder.waitFor { $0.content == "cached" && $0.isCompleted }
+        f.cache.holdReads()
+        let update = Task { try await store.update { _ in "updated" } }
+        await eventually { f.cache.heldReadCount == 1 }
+        f.clock.advance(by: .seconds(30))
+        f.cache.releaseReads()
+        try await update.value
+        await recorder.waitFor { $0.content == "updated" }
+        f.clock.advance(by: .seconds(40))  // the entry is 40 s old: inside maxAge
+        await store.refresh()
+        await recorder.waitFor(\.isError)
+        #expect(recorder.rendered.last == "error(updated)", "a value 40 s old was withdrawn (maxAge 60 s)")
+        recorder.cancel()
+        await f.waitUntilQuiet()
+    }
 }

@@ -213,4 +213,33 @@ struct KeyStateMachineFreshnessTests {
         #expect(machine.content == nil)
         #expect(machine.contentUsableUntil == nil)
     }
+
+    @Test func aSubscriberWhoseReadWasOutdatedIsNeverShownContentPastItsExpiry() throws {
+        var machine = Machine()
+        let (first, firstVersion) = machine.subscribe(MachineTest.s1)
+        _ = machine.initialRead(
+            subscriber: first, version: firstVersion, cached: "v", isValid: true, forceRefresh: false,
+            usableUntil: CacheTime(nanosecondsSince1970: 100))
+        let (second, secondVersion) = machine.subscribe(MachineTest.s0)
+        let (update, _, _) = machine.beginUpdate(2)
+        _ = machine.finishUpdate(update, newData: "new", error: nil, usableUntil: CacheTime(nanosecondsSince1970: 200))
+        // The second subscriber's read (from before the update) comes back after "new" expired.
+        let late = machine.initialRead(
+            subscriber: second, version: secondVersion, cached: "v", isValid: true, forceRefresh: false,
+            usableUntil: CacheTime(nanosecondsSince1970: 100), now: CacheTime(nanosecondsSince1970: 250))
+        #expect(late.startFlight != nil)
+        #expect(emitted(late) == .loading(nil))
+        #expect(machine.content == nil)
+        // Before its expiry, the same late read shows the current value.
+        var fresh = Machine()
+        let (a, aVersion) = fresh.subscribe(MachineTest.s1)
+        _ = fresh.initialRead(subscriber: a, version: aVersion, cached: "v", isValid: true, forceRefresh: false)
+        let (b, bVersion) = fresh.subscribe(MachineTest.s0)
+        let (u, _, _) = fresh.beginUpdate(2)
+        _ = fresh.finishUpdate(u, newData: "new", error: nil, usableUntil: CacheTime(nanosecondsSince1970: 200))
+        let onTime = fresh.initialRead(
+            subscriber: b, version: bVersion, cached: "v", isValid: true, forceRefresh: false,
+            now: CacheTime(nanosecondsSince1970: 150))
+        #expect(emitted(onTime) == .completed("new"))
+    }
 }
