@@ -221,15 +221,8 @@ public final class Loader<Key: Hashable & Sendable, Value: Sendable> {
 /// always count as different.
 private func isSame<Value>(_ old: Value?, _ new: Value?) -> Bool {
     switch (old, new) {
-    case (nil, nil): return true
-    case (let old?, let new?):
-        guard let old = old as? any Equatable else { return false }
-        return isEqual(old, new)
-    default: return false
+    case (nil, nil): true
+    case (let old?, let new?): dynamicEquality(old, new) ?? false
+    default: false
     }
-}
-
-/// Whether `other` is a `Value` equal to `value`.
-private func isEqual<Value: Equatable>(_ value: Value, _ other: Any) -> Bool {
-    (other as? Value) == value
 }
