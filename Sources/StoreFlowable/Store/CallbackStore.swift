@@ -241,13 +241,10 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
             // A value past its stale-while-revalidate point is shown as `.loading(content: stale)` until the
             // fetch returns: subscribers always see that a refresh is running.
             let read = await readCache()
-            // When the value read stops being usable, and the time now, for a cache with a `maxAge`.
-            let expiry = contentExpiry
-            var usableUntil: CacheTime?
-            if let expiry, let storedAt = read?.storedAt { usableUntil = expiry.usableUntil(ofValueStoredAt: storedAt) }
+            let expiry = firstReadExpiry(storedAt: read?.storedAt)
             await manager.initialRead(
                 key, subscriber: id, version: version, cached: read?.value, isValid: read?.freshness == .fresh,
-                forceRefresh: forceRefresh, usableUntil: usableUntil, now: expiry?.now
+                forceRefresh: forceRefresh, usableUntil: expiry.usableUntil, now: expiry.now
             ).run(for: self)
         }
     }
@@ -313,6 +310,15 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
 
     private func contentExpiry<Expiring: ExpiringContentCallback>(as _: Expiring.Type) -> ContentExpiry? {
         (callback as? Expiring)?.contentExpiry
+    }
+
+    /// When a first read's value stored at `storedAt` stops being usable, and the cache's time now, for
+    /// a cache with a `maxAge`; both `nil` otherwise. (Not inlined into the subscription's task, whose
+    /// async frame would then hold the expiry's clock.)
+    @inline(never)
+    private func firstReadExpiry(storedAt: CacheTime?) -> (usableUntil: CacheTime?, now: CacheTime?) {
+        guard let expiry = contentExpiry else { return (nil, nil) }
+        return (storedAt.map { expiry.usableUntil(ofValueStoredAt: $0) }, expiry.now)
     }
 
     func hasPassed(_ deadline: CacheTime) -> Bool {
