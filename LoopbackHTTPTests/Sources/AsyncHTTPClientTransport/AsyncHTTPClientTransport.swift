@@ -43,7 +43,7 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
             outgoing.body = .bytes(ByteBuffer(bytes: body))
         }
         do {
-            let response = try await client.execute(outgoing, timeout: .seconds(Int64(request.timeoutInterval)))
+            let response = try await client.execute(outgoing, timeout: Self.deadline(of: request))
             if let length = response.headers.first(name: "content-length").flatMap(Int.init), length > maxBodySize {
                 throw NetworkLoaderError.bodyTooLarge(limit: maxBodySize)
             }
@@ -65,6 +65,13 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
             if Task.isCancelled { throw CancellationError() }
             throw Self.loaderError(for: error)
         }
+    }
+
+    /// The request's `timeoutInterval` as the client's timeout, to the millisecond (a day at most).
+    private static func deadline(of request: URLRequest) -> TimeAmount {
+        let seconds = request.timeoutInterval
+        guard seconds.isFinite, seconds < 86_400 else { return .hours(24) }
+        return .milliseconds(Int64(max(seconds, 0) * 1_000))
     }
 
     /// The loader's error for a failure of the client.

@@ -30,10 +30,22 @@ extension LoopbackServer {
                 status: .ok, headers: [.contentType: "text/html"],
                 body: .init(byteBuffer: ByteBuffer(string: "<html>maintenance</html>")))
         }
-        router.get("slow") { _, _ -> Response in
+        router.get("slow") { request, _ -> Response in
             counter.add("slow")
-            try? await Task.sleep(for: slowDelay)
+            do {
+                // Waits, unless the client closes the connection first.
+                try await request.body.consumeWithCancellationOnInboundClose { _ in
+                    try await Task.sleep(for: slowDelay)
+                }
+            } catch {
+                counter.add("slow-closed")
+            }
             return json(#"{"id":0,"name":"slow"}"#)
+        }
+        router.get("late") { _, _ -> Response in
+            counter.add("late")
+            try? await Task.sleep(for: lateDelay)
+            return json(#"{"id":0,"name":"late"}"#)
         }
         router.get("large") { _, _ -> Response in
             counter.add("large")

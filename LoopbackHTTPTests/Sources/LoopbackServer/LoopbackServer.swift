@@ -12,13 +12,17 @@ import Logging
 /// - `GET /not-modified`: 304; `GET /missing`: 404 with the body `no such user`; `GET /broken`: 500.
 /// - `GET /not-json`: 200 with an HTML body.
 /// - `GET /slow`: answers after ``slowDelay`` (so a caller can time out or give up first; it ends by
-///   itself).
+///   itself). When the client closes the connection before, the request ends at once and is counted
+///   as `slow-closed`.
+/// - `GET /late`: answers after ``lateDelay``, for a timeout under a second.
 /// - `GET /large`: 200 with ``largeBodySize`` bytes of JSON.
 /// - `GET /gated/:id`: like `/users/:id`, but waits until ``openGate()`` (or ``slowDelay``), so that
 ///   concurrent loads overlap.
 public struct LoopbackServer: Sendable {
     /// How long `/slow` (and at most `/gated`) waits before answering.
     public static let slowDelay: Duration = .seconds(5)
+    /// How long `/late` waits before answering.
+    public static let lateDelay: Duration = .milliseconds(100)
     /// The size of `/large`'s body.
     public static let largeBodySize = 256 * 1024
 
@@ -30,8 +34,24 @@ public struct LoopbackServer: Sendable {
     /// The base URL of the server, `http://127.0.0.1:PORT`.
     public var baseURL: String { "http://127.0.0.1:\(port)" }
 
-    /// How many requests reached `path` (a route's first path component, such as `"users"`).
+    /// How long ``waitForRequests(_:count:)`` waits at most.
+    public static let waitLimit: Duration = .seconds(20)
+
+    /// How many requests reached `path` (a route's first path component, such as `"users"`), or how many
+    /// `/slow` requests the client closed, for `"slow-closed"`.
     public func requestCount(_ path: String) -> Int { counter.count(path) }
+
+    /// Waits until `count` requests have reached `path` (as counted by ``requestCount(_:)``), without
+    /// polling, for at most ``waitLimit``.
+    ///
+    /// - Parameters:
+    ///   - path: A route's first path component, such as `"users"`, or `"slow-closed"`.
+    ///   - count: The number of requests to wait for.
+    /// - Returns: `true` once the count is reached; `false` if it was not within ``waitLimit``, or the
+    ///   calling task was cancelled.
+    public func waitForRequests(_ path: String, count: Int = 1) async -> Bool {
+        await counter.wait(until: path, reaches: count, atMost: Self.waitLimit)
+    }
 
     /// Lets every request waiting in `/gated` answer.
     public func openGate() { gate.open() }
@@ -51,6 +71,10 @@ public struct LoopbackServer: Sendable {
         let gate = Gate()
         let router = makeRouter(counter: counter, gate: gate)
         let (ports, portContinuation) = AsyncStream<Int>.makeStream()
+        // Stopping the server by cancelling it makes Hummingbird log an error ("Waiting on child channel:
+        // CancellationError()") once per test: the tests' results say what went wrong, not the log.
+        var logger = Logger(label: "loopback-server")
+        logger.logLevel = .critical
         let app = Application(
             router: router,
             configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: nil),
@@ -58,7 +82,7 @@ public struct LoopbackServer: Sendable {
                 portContinuation.yield(channel.localAddress?.port ?? 0)
                 portContinuation.finish()
             },
-            logger: Logger(label: "loopback-server")
+            logger: logger
         )
         return try await withThrowingTaskGroup(of: Void.self, isolation: isolation) { group in
             group.addTask {

@@ -20,9 +20,11 @@ struct LoaderOverHTTPTests {
                 cache: MemoryCache<Int, User>(policy: Self.policy), fetch: server.users(transport, path: "gated").fetch)
             let loaders = (0..<1_000).map { _ in Loader(users) }
             for loader in loaders { loader.load(key: 1) }
-            while server.requestCount("gated") == 0 { await Task.yield() }
+            #expect(await server.waitForRequests("gated"))
             server.openGate()
-            while !loaders.allSatisfy({ $0.object != nil && !$0.isLoading }) { await Task.yield() }
+            for loader in loaders {
+                try #require(await waitUntil { loader.object != nil && !loader.isLoading })
+            }
             #expect(Set(loaders.compactMap { $0.object?.name }) == ["user 1"])
             #expect(server.requestCount("gated") == 1)
         }
@@ -60,15 +62,14 @@ struct LoaderOverHTTPTests {
     {
         try await LoopbackServer.run { server in
             let loader = Loader(KeyedStore(cache: cache, fetch: server.users(transport, path: "gated").fetch))
-            var shown: [String?] = []
+            let shown = ObservedHistory { loader.object?.name }
             loader.load(key: 1)
-            while server.requestCount("gated") == 0 || loader.object == nil { await Task.yield() }
-            shown.append(loader.object?.name)
+            try #require(await waitUntil { shown.values.last == "cached" })
+            #expect(await server.waitForRequests("gated"))
             #expect(loader.isLoading, "the refresh of the stale value is not shown as loading")
             server.openGate()
-            while loader.object?.name != "user 1" { await Task.yield() }
-            shown.append(loader.object?.name)
-            #expect(shown == ["cached", "user 1"])
+            try #require(await waitUntil { shown.values.last == "user 1" })
+            #expect(shown.values == [nil, "cached", "user 1"])
             #expect(!loader.isLoading)
             #expect(loader.error == nil)
         }
