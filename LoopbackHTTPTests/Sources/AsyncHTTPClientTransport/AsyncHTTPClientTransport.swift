@@ -12,7 +12,9 @@ import StoreFlowableFoundation
 /// `transport:` of a `SimpleNetworkLoader`.
 ///
 /// It streams the body and stops at the limit, maps timeouts and refused connections to their
-/// `NetworkLoaderError`, and turns the caller's cancellation into `CancellationError`.
+/// `NetworkLoaderError`, and turns the caller's cancellation into `CancellationError`. A refused
+/// connection is reported at the request's deadline: the client retries until then, unless its
+/// `connectionPool.retryConnectionEstablishment` is `false`.
 public struct AsyncHTTPClientTransport: HTTPTransport {
     private let client: HTTPClient
 
