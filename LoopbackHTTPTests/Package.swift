@@ -15,6 +15,8 @@ let package = Package(
         .package(name: "StoreFlowable", path: ".."),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        // The server's graceful stop; Hummingbird depends on it (by this URL) already.
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.0.0"),
     ],
     targets: [
         // An `HTTPTransport` over AsyncHTTPClient: the adapter Docs/Loaders.md shows.
@@ -28,7 +30,10 @@ let package = Package(
         // The HTTP server the tests talk to.
         .target(
             name: "LoopbackServer",
-            dependencies: [.product(name: "Hummingbird", package: "hummingbird")]
+            dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
         ),
         .testTarget(
             name: "LoopbackHTTPTests",

@@ -1,5 +1,6 @@
 import Hummingbird
 import Logging
+import ServiceLifecycle
 
 /// A real HTTP server on 127.0.0.1, on a port the system picks, serving the routes the loader tests
 /// need, and counting the requests of each route.
@@ -56,27 +57,33 @@ public struct LoopbackServer: Sendable {
     /// Lets every request waiting in `/gated` answer.
     public func openGate() { gate.open() }
 
+    /// How long the server may take to stop (finishing the requests it has) before it is cancelled.
+    public static let stopLimit: Duration = .seconds(10)
+
     /// Starts a server, runs `body` with it (in the caller's isolation), and stops the server.
+    ///
+    /// The server stops gracefully: it stops accepting connections, then finishes the requests it has
+    /// (each ends within ``slowDelay``, or as soon as its client leaves) and closes its connections,
+    /// within ``stopLimit``. Cancelling it instead would drop a connection accepted at that moment,
+    /// which crashes the process ("Deinited NIOAsyncWriter without calling finish()", SwiftNIO 2.101
+    /// with Hummingbird 2.28): a client that gave up early may still be connecting.
     ///
     /// - Parameters:
     ///   - isolation: The caller's actor, where `body` runs.
     ///   - body: What to do while the server runs.
     /// - Returns: What `body` returns.
-    /// - Throws: What `body` throws, or why the server could not start.
+    /// - Throws: What `body` throws, or why the server could not start or stop.
     @discardableResult
-    public static func run<Result: Sendable>(
-        isolation: isolated (any Actor)? = #isolation, _ body: (LoopbackServer) async throws -> Result
-    ) async throws -> Result {
+    public static func run<Output: Sendable>(
+        isolation: isolated (any Actor)? = #isolation, _ body: (LoopbackServer) async throws -> Output
+    ) async throws -> Output {
         let counter = RequestCounter()
         let gate = Gate()
-        let router = makeRouter(counter: counter, gate: gate)
         let (ports, portContinuation) = AsyncStream<Int>.makeStream()
-        // Stopping the server by cancelling it makes Hummingbird log an error ("Waiting on child channel:
-        // CancellationError()") once per test: the tests' results say what went wrong, not the log.
         var logger = Logger(label: "loopback-server")
-        logger.logLevel = .critical
+        logger.logLevel = .warning
         let app = Application(
-            router: router,
+            router: makeRouter(counter: counter, gate: gate),
             configuration: .init(address: .hostname("127.0.0.1", port: 0), serverName: nil),
             onServerRunning: { channel in
                 portContinuation.yield(channel.localAddress?.port ?? 0)
@@ -84,16 +91,29 @@ public struct LoopbackServer: Sendable {
             },
             logger: logger
         )
+        var configuration = ServiceGroupConfiguration(services: [.init(service: app)], logger: logger)
+        configuration.maximumGracefulShutdownDuration = stopLimit
+        let services = ServiceGroup(configuration: configuration)
         return try await withThrowingTaskGroup(of: Void.self, isolation: isolation) { group in
             group.addTask {
                 // A server that fails to start ends the wait for its port.
                 defer { portContinuation.finish() }
-                try await app.run()
+                try await services.run()
             }
-            defer { group.cancelAll() }
             var iterator = ports.makeAsyncIterator()
-            guard let port = await iterator.next(), port > 0 else { throw ServerDidNotStart() }
-            return try await body(LoopbackServer(port: port, counter: counter, gate: gate))
+            guard let port = await iterator.next(), port > 0 else {
+                group.cancelAll()
+                throw ServerDidNotStart()
+            }
+            let outcome: Result<Output, any Error>
+            do {
+                outcome = .success(try await body(LoopbackServer(port: port, counter: counter, gate: gate)))
+            } catch {
+                outcome = .failure(error)
+            }
+            await services.triggerGracefulShutdown()
+            try await group.waitForAll()
+            return try outcome.get()
         }
     }
 
