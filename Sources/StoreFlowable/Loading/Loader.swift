@@ -44,6 +44,10 @@ public final class Loader<Key: Hashable & Sendable, Value: Sendable> {
     public private(set) var object: Value?
     /// The error of the last failed load or refresh of ``key``; cleared when a value arrives. Never a
     /// `CancellationError`.
+    ///
+    /// A state whose error is a `CancellationError` leaves it as it was. The store's
+    /// ``StoreFlowableError/originCancelled`` is not a cancellation but a failure (an origin that threw
+    /// `CancellationError` although nobody cancelled it, such as a client's timeout), and is shown.
     public private(set) var error: (any Error)?
     /// Whether a load or refresh is running: `true` from ``load(key:)`` or ``refresh(key:)`` until the
     /// store reports a value or an error.
@@ -166,7 +170,17 @@ public final class Loader<Key: Hashable & Sendable, Value: Sendable> {
                 guard let self else { return }
                 self.apply(state, generation: generation)
             }
+            self?.observationEnded(generation)
         }
+    }
+
+    /// The stream of `generation` ended. A store's stream ends only when its task is cancelled (the
+    /// load was stopped, and the generation no longer counts), but a stream that finishes by itself
+    /// (a custom store's, or a store's refusing a reentrant call) ends the load as ``cancel()`` does,
+    /// so that a later ``load(key:)`` or ``refresh(key:)`` of the key subscribes again.
+    private func observationEnded(_ generation: UInt64) {
+        guard generation == self.generation else { return }
+        cancel()
     }
 
     /// Cancels the observation and the refresh, so that nothing they bring is applied.
