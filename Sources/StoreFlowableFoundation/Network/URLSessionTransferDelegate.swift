@@ -26,6 +26,9 @@ final class URLSessionTransferDelegate: NSObject, URLSessionDataDelegate, Sendab
     ) {
         let goOn = transfer(of: dataTask)?.received(response) ?? false
         completionHandler(goOn ? .allow : .cancel)
+        // FoundationNetworking on Linux does not end the task on `.cancel`: it waits for the body until
+        // the request's timeout. Cancelling the task ends it at once, on every platform.
+        if !goOn { dataTask.cancel() }
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
