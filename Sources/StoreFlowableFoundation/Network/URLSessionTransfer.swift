@@ -9,8 +9,10 @@ import StoreFlowable
 /// and the continuation of the `send` call waiting for it.
 ///
 /// The session's delegate queue calls it, one callback at a time; `send` sets the continuation before
-/// the request starts. The state is under a lock all the same, and the continuation is resumed after
-/// the lock is released.
+/// the request starts. A request cancelled before that (a caller cancelled between its cancellation
+/// check and the start) may complete before the continuation is set: the outcome is kept then, and
+/// `start` resumes with it at once instead of waiting for a completion that already happened. The
+/// state is under a lock, and the continuation is resumed after the lock is released.
 final class URLSessionTransfer: Sendable {
     /// What the transfer has received so far.
     private struct State {
@@ -18,6 +20,8 @@ final class URLSessionTransfer: Sendable {
         var response: HTTPURLResponse?
         var body = Data()
         var isOverLimit = false
+        /// The outcome, when the request completed before `start` set the continuation.
+        var earlyOutcome: Result<HTTPResponse, NetworkLoaderError>?
     }
 
     /// The most body bytes to read.
@@ -29,12 +33,21 @@ final class URLSessionTransfer: Sendable {
         self.limit = limit
     }
 
-    /// Records the continuation to resume with the outcome, then starts the request with `resume`.
+    /// Records the continuation to resume with the outcome, then starts the request with `resume`; or,
+    /// when the request already completed (it was cancelled before it started), resumes the
+    /// continuation with that outcome without starting anything.
     func start(
         _ continuation: CheckedContinuation<Result<HTTPResponse, NetworkLoaderError>, Never>, resume: () -> Void
     ) {
-        state.withLock { $0.continuation = continuation }
-        resume()
+        let earlyOutcome = state.withLock { state in
+            if state.earlyOutcome == nil { state.continuation = continuation }
+            return state.earlyOutcome
+        }
+        if let earlyOutcome {
+            continuation.resume(returning: earlyOutcome)
+        } else {
+            resume()
+        }
     }
 
     /// The response arrived. Returns whether to go on: not when `Content-Length` is over the limit.
@@ -63,11 +76,14 @@ final class URLSessionTransfer: Sendable {
         }
     }
 
-    /// The request ended, with `error` or not: resumes `send` with the outcome.
+    /// The request ended, with `error` or not: resumes `send` with the outcome, or keeps the outcome for
+    /// `start` when `send` has not set its continuation yet.
     func completed(with error: (any Error)?) {
         let (continuation, result) = state.withLock { state in
+            let result = outcome(of: state, error: error)
             defer { state.continuation = nil }
-            return (state.continuation, outcome(of: state, error: error))
+            if state.continuation == nil { state.earlyOutcome = result }
+            return (state.continuation, result)
         }
         continuation?.resume(returning: result)
     }
