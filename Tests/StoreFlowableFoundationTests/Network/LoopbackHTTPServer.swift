@@ -274,11 +274,11 @@ private final class ServeLoop: Sendable {
         return false
     }
 
-    /// Writes body bytes until a write fails (the client left), at most 1 GiB; returns whether to go on.
+    /// Writes body bytes until a write fails (the client left), at most 8 GiB; returns whether to go on.
     private func sendUntilClientLeaves(_ client: Int32) -> Bool {
-        let chunk = [UInt8](repeating: UInt8(ascii: "x"), count: 16 * 1_024)
+        let chunk = [UInt8](repeating: UInt8(ascii: "x"), count: 64 * 1_024)
         var written = 0
-        while written < 1 << 30 {
+        while written < 1 << 33 {
             guard wait(for: client, events: Int16(POLLOUT)) == .ready else { return false }
             let count = chunk.withUnsafeBytes { Self.sendNoSignal(client, $0) }
             guard count > 0 else {
