@@ -13,6 +13,9 @@ import StoreFlowableFoundation
 /// next to decoding the same body with `JSONDecoder` alone.
 func loaderBenchmarks() {
     let config = configuration(maxDuration: .seconds(1), mallocTolerance: 4)
+    // A loader's allocations depend on how many main-actor hops and Observation rounds a load takes,
+    // which the scheduler decides: 86 to 91 were seen for the same code (p90).
+    let loaderConfig = configuration(maxDuration: .seconds(1), mallocRelativeTolerance: 10)
     let cache = MemoryCache<Int, User>(policy: FreshnessPolicy(freshFor: .seconds(3_600)))
     cache[42] = User(id: 42)
     let origin = CountingOrigin()
@@ -20,12 +23,12 @@ func loaderBenchmarks() {
 
     // What the loader is built on: a stream of the key, consumed on the main actor (as the loader's
     // task does) until its first `.completed`.
-    Benchmark("Loader.baseline.publishFirstCompletedOnMainActor", configuration: config) { _ in
+    Benchmark("Loader.baseline.publishFirstCompletedOnMainActor", configuration: loaderConfig) { _ in
         await firstCompletedOnMainActor(users)
     }
 
     // A new loader, `load(key:)`, and the wait (by Observation) until it shows the value.
-    Benchmark("Loader.loadFresh", configuration: config) { benchmark in
+    Benchmark("Loader.loadFresh", configuration: loaderConfig) { benchmark in
         guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) else { return }
         await loadOnce(users)
         if origin.callCount != 0 { benchmark.error("a fresh value was fetched") }

@@ -56,10 +56,16 @@ public struct SimpleNetworkLoader<Key: Hashable & Sendable, Value: Sendable>: Se
 
     /// Creates a loader that decodes JSON bodies with `decoder`.
     ///
+    /// The loader keeps `decoder` and every fetch uses it, from any task at once: `JSONDecoder` is
+    /// `Sendable` (in swift-foundation on Linux and in the SDKs this package builds with on Apple
+    /// platforms), its options guarded inside it. Configure it before passing it; an option changed
+    /// later applies to the fetches that start after the change.
+    ///
     /// - Parameters:
     ///   - transport: Sends the requests; `URLSession` by default.
     ///   - maxBodySize: The most body bytes a response may have; 10 MiB by default.
-    ///   - decoder: Decodes the JSON of a 2xx response's body; used by every fetch, never changed.
+    ///   - decoder: Decodes the JSON of a 2xx response's body; shared by every fetch, never changed
+    ///     by the loader.
     ///   - createRequest: Makes the request for a key; what it throws becomes
     ///     ``NetworkLoaderError/invalidRequest(underlying:)``.
     public init(

@@ -9,15 +9,31 @@ import StoreFlowable
 /// and the continuation of the `send` call waiting for it.
 ///
 /// The session's delegate queue calls it, one callback at a time; `send` sets the continuation before
-/// the request starts. The state is under a lock all the same, and the continuation is resumed after
+/// the request starts. The outcome is decided once: when the body passes the limit (the caller is
+/// resumed then, without waiting for the task to end) or when the task completes. An outcome decided
+/// before `send` set its continuation (a caller cancelled between its cancellation check and the start,
+/// whose task completed at once) is kept, and `start` resumes with it instead of waiting for a
+/// completion that already happened. The state is under a lock, and the continuation is resumed after
 /// the lock is released.
 final class URLSessionTransfer: Sendable {
+    private typealias Outcome = Result<HTTPResponse, NetworkLoaderError>
+
     /// What the transfer has received so far.
     private struct State {
-        var continuation: CheckedContinuation<Result<HTTPResponse, NetworkLoaderError>, Never>?
+        var continuation: CheckedContinuation<Outcome, Never>?
         var response: HTTPURLResponse?
         var body = Data()
         var isOverLimit = false
+        /// The outcome, once decided; `continuation` is resumed with it (now, or in `start`).
+        var outcome: Outcome?
+
+        /// Decides the outcome unless it is decided already; returns the continuation to resume with it.
+        mutating func finish(with outcome: Outcome) -> CheckedContinuation<Outcome, Never>? {
+            guard self.outcome == nil else { return nil }
+            self.outcome = outcome
+            defer { continuation = nil }
+            return continuation
+        }
     }
 
     /// The most body bytes to read.
@@ -29,50 +45,67 @@ final class URLSessionTransfer: Sendable {
         self.limit = limit
     }
 
-    /// Records the continuation to resume with the outcome, then starts the request with `resume`.
+    /// Records the continuation to resume with the outcome, then starts the request with `resume`; or,
+    /// when the outcome is already decided (the request was cancelled before it started), resumes the
+    /// continuation with it without starting anything.
     func start(
         _ continuation: CheckedContinuation<Result<HTTPResponse, NetworkLoaderError>, Never>, resume: () -> Void
     ) {
-        state.withLock { $0.continuation = continuation }
-        resume()
+        let decided = state.withLock { state in
+            if state.outcome == nil { state.continuation = continuation }
+            return state.outcome
+        }
+        if let decided {
+            continuation.resume(returning: decided)
+        } else {
+            resume()
+        }
     }
 
-    /// The response arrived. Returns whether to go on: not when `Content-Length` is over the limit.
+    /// The response arrived. Returns whether to go on: not when `Content-Length` is over the limit (the
+    /// caller gets ``NetworkLoaderError/bodyTooLarge(limit:)`` now; cancel the task).
     func received(_ response: URLResponse) -> Bool {
         let http = response as? HTTPURLResponse
         let overLimit = response.expectedContentLength > Int64(limit)
-        state.withLock { state in
+        let continuation = state.withLock { state -> CheckedContinuation<Outcome, Never>? in
             state.response = http
-            if overLimit { state.isOverLimit = true }
+            guard overLimit else { return nil }
+            state.isOverLimit = true
+            return state.finish(with: .failure(.bodyTooLarge(limit: limit)))
         }
+        continuation?.resume(returning: .failure(.bodyTooLarge(limit: limit)))
         return !overLimit
     }
 
-    /// Body bytes arrived. Returns whether to go on: not once the body is over the limit (what was read
-    /// is dropped then).
+    /// Body bytes arrived. Returns `true` when they took the body past the limit, once: cancel the task
+    /// then. What was read is dropped, and so is any byte arriving later; the caller gets
+    /// ``NetworkLoaderError/bodyTooLarge(limit:)`` now.
     func received(_ data: Data) -> Bool {
-        state.withLock { state in
-            guard !state.isOverLimit else { return false }
-            if state.body.count + data.count > limit {
-                state.isOverLimit = true
-                state.body = Data()
-                return false
+        let (passedLimit, continuation) = state.withLock { state -> (Bool, CheckedContinuation<Outcome, Never>?) in
+            guard !state.isOverLimit else { return (false, nil) }
+            guard state.body.count + data.count > limit else {
+                state.body.append(data)
+                return (false, nil)
             }
-            state.body.append(data)
-            return true
+            state.isOverLimit = true
+            state.body = Data()
+            return (true, state.finish(with: .failure(.bodyTooLarge(limit: limit))))
         }
+        continuation?.resume(returning: .failure(.bodyTooLarge(limit: limit)))
+        return passedLimit
     }
 
-    /// The request ended, with `error` or not: resumes `send` with the outcome.
+    /// The request ended, with `error` or not: resumes `send` with the outcome, unless it was decided
+    /// already.
     func completed(with error: (any Error)?) {
-        let (continuation, result) = state.withLock { state in
-            defer { state.continuation = nil }
-            return (state.continuation, outcome(of: state, error: error))
+        let (continuation, result) = state.withLock { state -> (CheckedContinuation<Outcome, Never>?, Outcome) in
+            let result = outcome(of: state, error: error)
+            return (state.finish(with: result), result)
         }
         continuation?.resume(returning: result)
     }
 
-    private func outcome(of state: State, error: (any Error)?) -> Result<HTTPResponse, NetworkLoaderError> {
+    private func outcome(of state: State, error: (any Error)?) -> Outcome {
         if state.isOverLimit { return .failure(.bodyTooLarge(limit: limit)) }
         if let error { return .failure(Self.loaderError(for: error)) }
         guard let response = state.response else {

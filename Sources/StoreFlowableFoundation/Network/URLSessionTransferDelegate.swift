@@ -26,10 +26,20 @@ final class URLSessionTransferDelegate: NSObject, URLSessionDataDelegate, Sendab
     ) {
         let goOn = transfer(of: dataTask)?.received(response) ?? false
         completionHandler(goOn ? .allow : .cancel)
+        // FoundationNetworking on Linux does not end the task on `.cancel`: it waits for the body until
+        // the request's timeout. Cancelling the task ends it at once, on every platform.
+        if !goOn { Self.cancel(dataTask) }
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        if transfer(of: dataTask)?.received(data) == false { dataTask.cancel() }
+        if transfer(of: dataTask)?.received(data) == true { Self.cancel(dataTask) }
+    }
+
+    /// Cancels `task` from another queue: on Linux `cancel()` waits for the session's work queue, which
+    /// is busy reading while a fast server sends (a second in the tests on a loaded machine), and the
+    /// delegate queue must not stall meanwhile, since the transport's other requests use it too.
+    private static func cancel(_ task: URLSessionDataTask) {
+        DispatchQueue.global().async { task.cancel() }
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {

@@ -14,11 +14,35 @@
 /// is released.
 ///
 /// Any number of requests may run at once from any tasks.
+///
+/// How it keeps the ``HTTPTransport`` promises, on Apple platforms and on Linux alike:
+/// - The body bound is checked as the body arrives (a data task and its delegate; `URLSession.bytes(for:)`
+///   does not exist in Linux's `FoundationNetworking`), not after the download. The moment a body passes
+///   the bound, `send` throws ``NetworkLoaderError/bodyTooLarge(limit:)``, drops what it read and
+///   cancels the task. On Linux the download does not stop at that very byte: `FoundationNetworking`
+///   hands the delegate the body on another queue and its cancel waits for its own work queue, so a
+///   fast server gets further before the connection closes (tens of MB over loopback in the tests,
+///   held briefly in the session's queued callbacks, never in the response). A `Content-Length` over
+///   the bound ends the request before any body is read: the transport cancels the task itself,
+///   because Linux's `URLSession` does not end a task whose delegate answers `.cancel`.
+/// - A cancelled caller cancels its data task; the connection is closed (the tests check that the
+///   server sees it go) and `send` throws `CancellationError` without waiting for the server.
+/// - `URLError.timedOut` (the request's `timeoutInterval` without progress) is
+///   ``NetworkLoaderError/timedOut``; `URLError.cannotConnectToHost` (nothing listens, or the server
+///   refused) is ``NetworkLoaderError/connectionRefused``. A server that takes the connection and closes
+///   it without answering is ``NetworkLoaderError/transportFailed(underlying:)``
+///   (`URLError.badServerResponse` on Linux), as is every other `URLError`.
+///
+/// It is a class, not a struct: it owns its session and invalidates it when released.
 public final class URLSessionTransport: HTTPTransport {
     private let session: URLSession
     private let transfers: URLSessionTransferDelegate
 
     /// Creates a transport with a session of its own.
+    ///
+    /// There is no initializer taking an existing session such as `URLSession.shared`: reading a body
+    /// as it arrives needs the session's delegate, which is fixed when a session is made, and Linux's
+    /// `URLSession` does not call a task's own delegate for the data of a session without one.
     ///
     /// - Parameter configuration: The session's configuration; `.default` by default. Its caching
     ///   applies: pass `.ephemeral` to keep no HTTP cache or cookies on disk.

@@ -40,6 +40,23 @@ struct SimpleNetworkLoaderTests {
         #expect(try await api.fetch(1).id == 1)
     }
 
+    /// A 204 has no body: it is a success, handed to the decoder like any other (a decoder that accepts
+    /// an empty body makes a value of it; JSON cannot, which is a decoding error, not a status error).
+    @Test func a204IsASuccessWhoseEmptyBodyGoesToTheDecoder() async throws {
+        let transport = FakeTransport { _ in .respond(.status(204)) }
+        let api = SimpleNetworkLoader<Int, Int>(
+            transport: transport, createRequest: { id in URLRequest(url: testURL("http://127.0.0.1:9/\(id)")) },
+            decode: { data, _ in data.count })
+        #expect(try await api.fetch(1) == 0)
+        let (json, _) = loader { _ in .respond(.status(204)) }
+        await #expect {
+            _ = try await json.fetch(1)
+        } throws: { error in
+            guard case NetworkLoaderError.decodingFailed = error else { return false }
+            return true
+        }
+    }
+
     @Test(arguments: [304, 404, 500, 199, 300])
     func anyOtherStatusIsATypedErrorWithCodeHeadersAndBody(status: Int) async throws {
         let (api, _) = loader { _ in
