@@ -38,11 +38,24 @@ final class URLSessionTransfer: Sendable {
 
     /// The most body bytes to read.
     let limit: Int
+    /// Whether the request is a `HEAD`, whose response has no body whatever its `Content-Length` says.
+    private let isHead: Bool
     private let state = LockedValue(State())
 
-    /// Creates a transfer that reads at most `limit` body bytes.
-    init(limit: Int) {
+    /// Creates a transfer that reads at most `limit` body bytes of the response to a request whose
+    /// method is `method`.
+    init(limit: Int, method: String?) {
         self.limit = limit
+        isHead = method?.uppercased() == "HEAD"
+    }
+
+    /// Whether a response's `Content-Length` is the length of a body that will follow: not for a
+    /// `HEAD` request, nor for a status that has no body (1xx, 204, 304), where it describes the
+    /// resource (RFC 9110, 8.6).
+    private func announcesBody(_ response: URLResponse) -> Bool {
+        guard !isHead else { return false }
+        guard let status = (response as? HTTPURLResponse)?.statusCode else { return true }
+        return !(100..<200).contains(status) && status != 204 && status != 304
     }
 
     /// Records the continuation to resume with the outcome, then starts the request with `resume`; or,
@@ -62,11 +75,11 @@ final class URLSessionTransfer: Sendable {
         }
     }
 
-    /// The response arrived. Returns whether to go on: not when `Content-Length` is over the limit (the
-    /// caller gets ``NetworkLoaderError/bodyTooLarge(limit:)`` now; cancel the task).
+    /// The response arrived. Returns whether to go on: not when `Content-Length` announces a body over
+    /// the limit (the caller gets ``NetworkLoaderError/bodyTooLarge(limit:)`` now; cancel the task).
     func received(_ response: URLResponse) -> Bool {
         let http = response as? HTTPURLResponse
-        let overLimit = response.expectedContentLength > Int64(limit)
+        let overLimit = response.expectedContentLength > Int64(limit) && announcesBody(response)
         let continuation = state.withLock { state -> CheckedContinuation<Outcome, Never>? in
             state.response = http
             guard overLimit else { return nil }

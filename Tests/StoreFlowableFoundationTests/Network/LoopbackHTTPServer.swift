@@ -229,15 +229,17 @@ private final class ServeLoop: Sendable {
         events.yield(.request(requestLine))
         switch reply {
         case .complete(let head, let body):
-            guard sendAll(Array(head.utf8), to: client) == .ready else { return false }
+            // A client that leaves before the whole reply is written (a cancelled caller) is not a
+            // reason to stop: only a stop request or the deadline is.
+            guard sendAll(Array(head.utf8), to: client) != .stop else { return false }
             events.yield(.headSent)
-            return sendAll(body, to: client) == .ready
+            return sendAll(body, to: client) != .stop
         case .headThenWait(let head):
-            guard sendAll(Array(head.utf8), to: client) == .ready else { return false }
+            guard sendAll(Array(head.utf8), to: client) == .sent else { return false }
             events.yield(.headSent)
             return waitForClientToLeave(client, bodyBytes: 0)
         case .headThenEndlessBody(let head):
-            guard sendAll(Array(head.utf8), to: client) == .ready else { return false }
+            guard sendAll(Array(head.utf8), to: client) == .sent else { return false }
             events.yield(.headSent)
             return sendUntilClientLeaves(client)
         case .silence:
@@ -290,16 +292,23 @@ private final class ServeLoop: Sendable {
         return false
     }
 
-    /// Writes all of `bytes`; `.stop` when the server must stop or the client left.
-    private func sendAll(_ bytes: [UInt8], to client: Int32) -> Readiness {
+    /// How writing a reply ended.
+    private enum Sending {
+        case sent
+        case clientLeft
+        case stop
+    }
+
+    /// Writes all of `bytes`; `.stop` when the server must stop, `.clientLeft` when a write failed.
+    private func sendAll(_ bytes: [UInt8], to client: Int32) -> Sending {
         var offset = 0
         while offset < bytes.count {
             guard wait(for: client, events: Int16(POLLOUT)) == .ready else { return .stop }
             let count = bytes[offset...].withUnsafeBytes { Self.sendNoSignal(client, $0) }
-            guard count > 0 else { return .stop }
+            guard count > 0 else { return .clientLeft }
             offset += count
         }
-        return .ready
+        return .sent
     }
 
     /// `send` that never raises `SIGPIPE` (on Darwin the socket option does that instead).

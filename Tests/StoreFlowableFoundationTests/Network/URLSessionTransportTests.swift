@@ -1,7 +1,8 @@
 import Foundation
-import StoreFlowableFoundation
 import StoreFlowableTesting
 import Testing
+
+@testable import StoreFlowableFoundation
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -120,6 +121,31 @@ struct URLSessionTransportTests {
         #expect(await server.waitFor { $0 == .clientLeft(bodyBytes: 0) } != nil)
     }
 
+    /// A `HEAD` response's `Content-Length` describes the resource, not a body: no body comes, so a
+    /// length over the bound is no reason to fail.
+    @Test func aHeadResponseWithAContentLengthOverTheBoundSucceedsWithNoBody() async throws {
+        let head = LoopbackHTTPServer.head(status: 200, [("Content-Length", "50000000"), ("ETag", "\"v1\"")])
+        let server = try LoopbackHTTPServer(reply: .complete(head: head, body: []), maxConnections: 1)
+        var request = loopbackRequest(server.port)
+        request.httpMethod = "HEAD"
+        let response = try await URLSessionTransport().send(request, maxBodySize: 1_000)
+        #expect(response.statusCode == 200)
+        #expect(response.body.isEmpty)
+        #expect(response.headers["etag"] == "\"v1\"")
+        #expect(await server.waitFor { _ in true } == .request("HEAD /users/1 HTTP/1.1"))
+    }
+
+    /// A 304 has no body whatever its `Content-Length` says (it may repeat the full response's).
+    @Test func aNotModifiedResponseWithAContentLengthOverTheBoundSucceeds() async throws {
+        let head = LoopbackHTTPServer.head(status: 304, [("Content-Length", "50000000"), ("ETag", "\"v1\"")])
+        let server = try LoopbackHTTPServer(reply: .complete(head: head, body: []), maxConnections: 1)
+        var request = loopbackRequest(server.port)
+        request.setValue("\"v1\"", forHTTPHeaderField: "If-None-Match")
+        let response = try await URLSessionTransport().send(request, maxBodySize: 1_000)
+        #expect(response.statusCode == 304)
+        #expect(response.body.isEmpty)
+    }
+
     @Test func aCancelledCallerGetsCancellationErrorPromptlyAndTheRequestIsCancelled() async throws {
         let head = LoopbackHTTPServer.head(status: 200, [("Content-Length", "100")])
         let server = try LoopbackHTTPServer(reply: .headThenWait(head: head), maxConnections: 1)
@@ -170,6 +196,45 @@ struct URLSessionTransportTests {
             isLoaderError(error, .timedOut)
         }
         #expect(ContinuousClock.now - started < Self.prompt)
+    }
+
+    /// `FoundationNetworking` rounds a timeout down to whole seconds: 0.5 s timed out at once.
+    @Test func aTimeoutUnderASecondIsNotShortened() async throws {
+        let server = try LoopbackHTTPServer(reply: .silence, maxConnections: 1)
+        let started = ContinuousClock.now
+        await #expect {
+            _ = try await URLSessionTransport().send(loopbackRequest(server.port, timeout: 0.5), maxBodySize: 1_000)
+        } throws: { error in
+            isLoaderError(error, .timedOut)
+        }
+        let elapsed = ContinuousClock.now - started
+        #expect(elapsed >= .milliseconds(450), "timed out after \(elapsed)")
+        #expect(elapsed < Self.prompt)
+    }
+
+    /// `FoundationNetworking` traps on an infinite or NaN timeout (converting it to an integer).
+    @Test(arguments: [Double.infinity, .nan, 1e300])
+    func aTimeoutThatIsNotAFiniteNumberOfSecondsStillSends(timeout: Double) async throws {
+        let head = LoopbackHTTPServer.head(status: 200, [("Content-Length", "2")])
+        let server = try LoopbackHTTPServer(reply: .complete(head: head, body: Array("ok".utf8)), maxConnections: 1)
+        let response = try await URLSessionTransport().send(
+            loopbackRequest(server.port, timeout: timeout), maxBodySize: 1_000)
+        #expect(response.body == Data("ok".utf8))
+    }
+
+    @Test func timeoutsAreRoundedUpToWholeSecondsAndADayAtMostOnLinux() {
+        #if canImport(FoundationNetworking)
+            let expected: [(Double, Double)] = [
+                (0.1, 1), (1, 1), (1.5, 2), (60, 60), (86_399.5, 86_400), (1e9, 86_400), (.infinity, 86_400),
+            ]
+            for (given, kept) in expected {
+                #expect(URLSessionTransport.timeoutThisSessionKeeps(given) == kept, "\(given)")
+            }
+            #expect(URLSessionTransport.timeoutThisSessionKeeps(.nan) == 86_400)
+            #expect(URLSessionTransport.timeoutThisSessionKeeps(0) == 0)
+        #else
+            #expect(URLSessionTransport.timeoutThisSessionKeeps(0.5) == 0.5)
+        #endif
     }
 }
 
