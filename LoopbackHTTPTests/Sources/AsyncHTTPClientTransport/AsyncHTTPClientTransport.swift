@@ -46,7 +46,11 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
         }
         do {
             let response = try await client.execute(outgoing, timeout: Self.deadline(of: request))
-            if let length = response.headers.first(name: "content-length").flatMap(Int.init), length > maxBodySize {
+            // A HEAD's, a 204's or a 304's Content-Length describes the resource: no body follows.
+            let hasBody = outgoing.method != .HEAD && ![204, 304].contains(response.status.code)
+            if hasBody, let length = response.headers.first(name: "content-length").flatMap(Int.init),
+                length > maxBodySize
+            {
                 throw NetworkLoaderError.bodyTooLarge(limit: maxBodySize)
             }
             var body = Data()

@@ -14,6 +14,15 @@ extension LoopbackServer {
             counter.add("not-modified")
             return Response(status: .notModified)
         }
+        // Headers that describe a large resource, without a body: a HEAD's, and a 304's.
+        router.head("large") { _, _ -> Response in
+            counter.add("large-head")
+            return Response(status: .ok, headers: [.contentLength: "\(largeBodySize)"])
+        }
+        router.get("not-modified-large") { _, _ -> Response in
+            counter.add("not-modified-large")
+            return Response(status: .notModified, headers: [.contentLength: "\(largeBodySize)"])
+        }
         router.get("missing") { _, _ -> Response in
             counter.add("missing")
             return Response(

@@ -10,6 +10,8 @@ import ServiceLifecycle
 ///
 /// Routes:
 /// - `GET /users/:id`: 200 with `{"id": id, "name": "user id"}`.
+/// - `HEAD /large`: 200 with the `Content-Length` of `/large` and no body; `GET /not-modified-large`: 304 with
+///   that `Content-Length`.
 /// - `GET /not-modified`: 304; `GET /missing`: 404 with the body `no such user`; `GET /broken`: 500.
 /// - `GET /not-json`: 200 with an HTML body.
 /// - `GET /slow`: answers after ``slowDelay`` (so a caller can time out or give up first; it ends by

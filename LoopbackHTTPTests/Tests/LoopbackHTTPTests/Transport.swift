@@ -22,15 +22,6 @@ enum Transport: String, CaseIterable, Sendable, CustomTestStringConvertible {
     }
 
     var testDescription: String { rawValue }
-
-    /// Whether `URLSession` is FoundationNetworking's (swift-corelibs-foundation, on Linux).
-    static var isFoundationNetworking: Bool {
-        #if canImport(FoundationNetworking)
-            true
-        #else
-            false
-        #endif
-    }
 }
 
 /// A user as the server's `/users/:id` serves it.
