@@ -52,8 +52,10 @@ public final class Loader<Key: Hashable & Sendable, Value: Sendable> {
     /// Whether a load or refresh is running: `true` from ``load(key:)`` or ``refresh(key:)`` until the
     /// store reports a value or an error.
     ///
-    /// Each property is assigned only when its value changes (for ``object``, when its type is
-    /// `Equatable`), so observers are told of real changes only.
+    /// Each property is assigned only when its value changes, so observers are told of real changes
+    /// only: ``object`` and ``state`` when the value's type is `Equatable` (otherwise every new state
+    /// counts as a change), ``error`` when the new error is of another type or unequal (by `==` for an
+    /// `Equatable` error, else by its reflected description, as ``LoadableState`` compares errors).
     public private(set) var isLoading = false
     /// The store's latest state for ``key``, in full (with the page states of a paged store).
     public private(set) var state: LoadingState<Value>?
@@ -195,7 +197,7 @@ public final class Loader<Key: Hashable & Sendable, Value: Sendable> {
     /// Mirrors `state` in the observable properties, unless it belongs to a stopped load.
     private func apply(_ state: LoadingState<Value>, generation: UInt64) {
         guard generation == self.generation else { return }
-        self.state = state
+        if !isSameState(self.state, state) { self.state = state }
         switch state {
         case .loading(let content):
             setObject(content)
@@ -206,7 +208,7 @@ public final class Loader<Key: Hashable & Sendable, Value: Sendable> {
             setLoading(refreshing != nil)
         case .error(let content, let rawError):
             setObject(content)
-            if !(rawError is CancellationError) { error = rawError }
+            if !(rawError is CancellationError) { setError(rawError) }
             setLoading(refreshing != nil)
         }
     }
@@ -227,16 +229,11 @@ public final class Loader<Key: Hashable & Sendable, Value: Sendable> {
     }
 
     private func setObject(_ new: Value?) {
-        if !isSame(object, new) { object = new }
+        if !isSameValue(object, new) { object = new }
     }
-}
 
-/// Whether `old` and `new` are both `nil`, or equal values of an `Equatable` type; values of other types
-/// always count as different.
-private func isSame<Value>(_ old: Value?, _ new: Value?) -> Bool {
-    switch (old, new) {
-    case (nil, nil): true
-    case (let old?, let new?): dynamicEquality(old, new) ?? false
-    default: false
+    private func setError(_ new: any Error) {
+        if let error, errorsAreEqual(error, new) { return }
+        error = new
     }
 }

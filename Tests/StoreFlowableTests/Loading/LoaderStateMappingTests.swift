@@ -1,3 +1,4 @@
+import Observation
 import Testing
 
 @testable import StoreFlowable
@@ -156,5 +157,55 @@ struct LoaderStateMappingTests {
         await eventuallyOnMain { keys.values.last == "b" && states.changes == 2 }
         #expect(keys.values == [nil, "a", "b"])
         #expect(states.values == [nil, "\(LoadingState<String>.completed("a1"))", nil])
+    }
+
+    /// A state equal to the one shown changes nothing that observers see. Each repeat is followed by a
+    /// change of ``Loader/isLoading`` in the same application (or by the stream's end), so the wait for
+    /// it proves the repeat was applied, with no other state in between to mask a reported change.
+    @Test func aRepeatedStateOrAnEqualErrorIsNotReportedAsAChange() async {
+        let feeds = HandFedStores()
+        let loader = Loader<String, String>(storeFor: feeds.store(for:))
+        loader.load(key: "key")
+        await send(.error(content: "v1", rawError: down), through: feeds, loader)
+        await send(.loading(content: "v1"), through: feeds, loader)
+        #expect(loader.isLoading)
+
+        // An equal error (another value of the same Equatable error) while loading ends the load only.
+        let errorChanged = ChangeFlag { _ = loader.error }
+        let objectChanged = ChangeFlag { _ = loader.object }
+        feeds.send(.error(content: "v1", rawError: TestError("down")), to: "key")
+        await eventuallyOnMain { !loader.isLoading }
+        #expect(!errorChanged.fired)
+        #expect(!objectChanged.fired)
+
+        // The same loading state twice, then the stream's end (which changes nothing but isLoading).
+        await send(.loading(content: "v1"), through: feeds, loader)
+        let stateChanged = ChangeFlag { _ = loader.state }
+        feeds.send(.loading(content: "v1"), to: "key")
+        feeds.finish("key")
+        await eventuallyOnMain { !loader.isLoading }
+        #expect(!stateChanged.fired)
+        #expect(!objectChanged.fired)
+
+        // A different error is a change.
+        loader.load(key: "key")
+        let otherErrorChanged = ChangeFlag { _ = loader.error }
+        await send(.error(content: "v1", rawError: TestError("other")), through: feeds, loader)
+        #expect(otherErrorChanged.fired)
+    }
+}
+
+/// Whether what `read` reads was changed since the flag was made (one `withObservationTracking`
+/// registration; Observation calls it synchronously, in the change's `willSet`).
+@MainActor
+private final class ChangeFlag {
+    private(set) var fired = false
+
+    init(_ read: @escaping @MainActor () -> Void) {
+        withObservationTracking {
+            read()
+        } onChange: { [weak self] in
+            MainActor.assumeIsolated { self?.fired = true }
+        }
     }
 }
