@@ -127,7 +127,13 @@ public final class URLSessionTransport: HTTPTransport {
                 transfer.start(continuation) { task.resume() }
             }
         } onCancel: {
-            task.cancel()
+            // On Linux `cancel()` waits for the session's work queue; the cancelling thread (often one
+            // of the few threads of the cooperative pool) must not wait with it.
+            #if canImport(FoundationNetworking)
+                DispatchQueue.global().async { task.cancel() }
+            #else
+                task.cancel()
+            #endif
         }
         switch outcome {
         case .success(let response):
