@@ -83,7 +83,8 @@ public final class URLSessionTransport: HTTPTransport {
         #endif
     }
 
-    /// `configuration`, or on Linux a copy of it without a `URLCache`.
+    /// `configuration`, or on Linux a copy of it without a `URLCache` and with its timeouts made ones
+    /// that `FoundationNetworking` keeps (see ``timeoutThisSessionKeeps(_:)``).
     ///
     /// `FoundationNetworking` looks a data task up in the session's `URLCache` on a queue of its own
     /// before the task's protocol exists. A cancel landing in that window is delivered after the task
@@ -98,6 +99,7 @@ public final class URLSessionTransport: HTTPTransport {
             // fallback is never taken. The caller's object is left as it was.
             let copy = configuration.copy() as? URLSessionConfiguration ?? .ephemeral
             copy.urlCache = nil
+            copy.timeoutIntervalForRequest = timeoutThisSessionKeeps(copy.timeoutIntervalForRequest)
             return copy
         #else
             return configuration
@@ -118,7 +120,10 @@ public final class URLSessionTransport: HTTPTransport {
     public func send(_ request: URLRequest, maxBodySize: Int) async throws -> HTTPResponse {
         try Task.checkCancellation()
         var request = request
-        request.timeoutInterval = Self.timeoutThisSessionKeeps(request.timeoutInterval)
+        let timeout = Self.timeoutThisSessionKeeps(request.timeoutInterval)
+        // Assigned only when it changes: an assignment marks the timeout as the request's own, and
+        // `URLSession` then ignores the configuration's `timeoutIntervalForRequest`. NaN never equals.
+        if !(timeout == request.timeoutInterval) { request.timeoutInterval = timeout }
         let task = session.dataTask(with: request)
         let transfer = URLSessionTransfer(limit: max(0, maxBodySize), method: request.httpMethod)
         transfers.register(transfer, for: task)

@@ -11,7 +11,7 @@ import Testing
 /// `URLSessionTransport` against a real HTTP/1.1 server on 127.0.0.1 (``LoopbackHTTPServer``): bodies
 /// and headers, refused connections, the body bound, cancellation and timeouts. (The loopback package
 /// repeats these at a larger scale against a Hummingbird server.)
-@Suite("URLSessionTransport", .timeLimit(.minutes(1)))
+@Suite("URLSessionTransport", .serialized, .timeLimit(.minutes(1)))
 struct URLSessionTransportTests {
     /// How long a cancelled or timed-out request may take to end; the servers would wait 30 s.
     private static let prompt: Duration = .seconds(10)
@@ -220,6 +220,25 @@ struct URLSessionTransportTests {
         let response = try await URLSessionTransport().send(
             loopbackRequest(server.port, timeout: timeout), maxBodySize: 1_000)
         #expect(response.body == Data("ok".utf8))
+    }
+
+    /// A request that sets no timeout of its own is bound by the configuration's
+    /// `timeoutIntervalForRequest` (assigning the request's timeout, even to its own value, made Linux's
+    /// URLSession use the request's default 60 s instead).
+    @Test func theConfigurationsRequestTimeoutAppliesToARequestWithoutItsOwn() async throws {
+        let server = try LoopbackHTTPServer(reply: .silence, maxConnections: 1)
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = 1.5
+        let request = URLRequest(url: testURL("http://127.0.0.1:\(server.port)/users/1"))
+        let started = ContinuousClock.now
+        await #expect {
+            _ = try await URLSessionTransport(configuration: configuration).send(request, maxBodySize: 1_000)
+        } throws: { error in
+            isLoaderError(error, .timedOut)
+        }
+        let elapsed = ContinuousClock.now - started
+        #expect(elapsed >= .milliseconds(1_400), "timed out after \(elapsed)")
+        #expect(elapsed < Self.prompt)
     }
 
     @Test func timeoutsAreRoundedUpToWholeSecondsAndADayAtMostOnLinux() {

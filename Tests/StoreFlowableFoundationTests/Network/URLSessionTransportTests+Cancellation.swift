@@ -11,14 +11,16 @@ import Testing
 /// call ends (a lost continuation hangs the test), none ends twice (a double resume traps), and the
 /// session survives (on Linux a cancel landing after a task completed used to trap inside
 /// `FoundationNetworking`).
-@Suite("URLSessionTransport under cancellation", .serialized, .timeLimit(.minutes(2)))
-struct URLSessionTransportStressTests {
+///
+/// Part of the serialized ``URLSessionTransportTests`` suite: run beside the other transport tests, its
+/// thousands of requests slowed their cancellations past their bounds under ThreadSanitizer.
+extension URLSessionTransportTests {
     /// Fewer under ThreadSanitizer, whose slowdown would keep the test's callers and the session's
     /// queues busy for minutes on two cores.
     private static let rounds = isRunningUnderThreadSanitizer ? 30 : 150
     private static let callersPerRound = 8
 
-    @Test(arguments: [URLSessionConfiguration.default, .ephemeral])
+    @Test(.timeLimit(.minutes(2)), arguments: [URLSessionConfiguration.default, .ephemeral])
     func cancellingCallersAtEveryMomentOfAFastResponseEndsEveryCall(
         configuration: URLSessionConfiguration
     ) async throws {
