@@ -66,6 +66,14 @@ public final class Loader<Key: Hashable & Sendable, Value: Sendable> {
     @ObservationIgnored private var observation: Task<Void, Never>?
     /// The task of the running ``refresh(key:)``, if any.
     @ObservationIgnored private var refreshing: Task<Void, Never>?
+    /// The number of the latest refresh task: only its end clears ``refreshing``.
+    @ObservationIgnored private var refreshNumber: UInt64 = 0
+    /// Whether a value or an error arrived since the running refresh started: its outcome is shown,
+    /// and a new ``refresh(key:)`` must fetch again rather than join a refresh that is ending.
+    @ObservationIgnored private var refreshOutcomeShown = false
+    /// Whether ``load(key:)`` of the observed key was called since the last state was applied: if the
+    /// stream then ends by itself, that call is honoured by subscribing again.
+    @ObservationIgnored private var loadAskedSinceLastState = false
     /// Bumped whenever a load is started or stopped: a state or a refresh's end carrying an older number
     /// belongs to a load that no longer counts and is ignored.
     @ObservationIgnored private var generation: UInt64 = 0
@@ -111,7 +119,10 @@ public final class Loader<Key: Hashable & Sendable, Value: Sendable> {
     ///
     /// - Parameter key: The key to load.
     public func load(key: Key) {
-        if observation != nil, self.key == key { return }
+        if observation != nil, self.key == key {
+            loadAskedSinceLastState = true
+            return
+        }
         start(key, forceRefresh: false)
     }
 
@@ -129,12 +140,17 @@ public final class Loader<Key: Hashable & Sendable, Value: Sendable> {
             return
         }
         setLoading(true)
-        guard refreshing == nil else { return }
+        // Join the running refresh, unless its outcome is already shown: its task may not have ended
+        // yet, but a refresh asked for now must fetch again.
+        guard refreshing == nil || refreshOutcomeShown else { return }
         let store = makeStore(key)
         let generation = generation
+        refreshNumber &+= 1
+        let number = refreshNumber
+        refreshOutcomeShown = false
         refreshing = Task { [weak self] in
             await store.refresh()
-            self?.refreshEnded(generation)
+            self?.refreshEnded(generation, number)
         }
     }
 
@@ -152,6 +168,7 @@ public final class Loader<Key: Hashable & Sendable, Value: Sendable> {
     /// Stops the current load and starts observing `key`, clearing what was shown for another key.
     private func start(_ key: Key, forceRefresh: Bool) {
         stop()
+        loadAskedSinceLastState = false
         if self.key != key {
             self.key = key
             setObject(nil)
@@ -179,9 +196,15 @@ public final class Loader<Key: Hashable & Sendable, Value: Sendable> {
     /// The stream of `generation` ended. A store's stream ends only when its task is cancelled (the
     /// load was stopped, and the generation no longer counts), but a stream that finishes by itself
     /// (a custom store's, or a store's refusing a reentrant call) ends the load as ``cancel()`` does,
-    /// so that a later ``load(key:)`` or ``refresh(key:)`` of the key subscribes again.
+    /// so that a later ``load(key:)`` or ``refresh(key:)`` of the key subscribes again. A ``load(key:)``
+    /// made after the last state but before the end reached the loader (it found the load running) is
+    /// honoured now: the loader subscribes again at once.
     private func observationEnded(_ generation: UInt64) {
         guard generation == self.generation else { return }
+        if loadAskedSinceLastState, let key {
+            start(key, forceRefresh: false)
+            return
+        }
         cancel()
     }
 
@@ -197,6 +220,7 @@ public final class Loader<Key: Hashable & Sendable, Value: Sendable> {
     /// Mirrors `state` in the observable properties, unless it belongs to a stopped load.
     private func apply(_ state: LoadingState<Value>, generation: UInt64) {
         guard generation == self.generation else { return }
+        loadAskedSinceLastState = false
         if !isSameState(self.state, state) { self.state = state }
         switch state {
         case .loading(let content):
@@ -205,17 +229,19 @@ public final class Loader<Key: Hashable & Sendable, Value: Sendable> {
         case .completed(let content, _, _):
             setObject(content)
             if error != nil { error = nil }
+            if refreshing != nil { refreshOutcomeShown = true }
             setLoading(refreshing != nil)
         case .error(let content, let rawError):
             setObject(content)
             if !(rawError is CancellationError) { setError(rawError) }
+            if refreshing != nil { refreshOutcomeShown = true }
             setLoading(refreshing != nil)
         }
     }
 
-    /// The refresh of `generation` returned: its outcome has reached the stream.
-    private func refreshEnded(_ generation: UInt64) {
-        guard generation == self.generation else { return }
+    /// The refresh `number` of `generation` returned: its outcome has reached the stream.
+    private func refreshEnded(_ generation: UInt64, _ number: UInt64) {
+        guard generation == self.generation, number == refreshNumber else { return }
         refreshing = nil
         // The stream may have delivered the outcome before the refresh returned; it is the latest state.
         if let state, !state.isLoading { setLoading(false) }

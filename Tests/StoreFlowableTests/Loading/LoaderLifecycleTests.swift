@@ -82,4 +82,26 @@ struct LoaderLifecycleTests {
         #expect(origin.callCount <= 2)
         #expect(loader.error == nil)
     }
+
+    /// A refresh asked for once the previous refresh's value is shown, but before that refresh's task
+    /// ended, fetches again (it joined the ending refresh and fetched nothing).
+    @Test func aRefreshAskedForOnceTheRefreshedValueIsShownFetchesAgain() async {
+        let store = GatedRefreshStore()
+        let loader = Loader<String, String>(storeFor: { _ in store })
+        loader.load(key: "key")
+        store.send(.completed("v1"))
+        await eventuallyOnMain { loader.object == "v1" && !loader.isLoading }
+        loader.refresh(key: "key")
+        await eventuallyOnMain { store.refreshCount == 1 }
+        store.send(.loading(content: "v1"))
+        store.send(.completed("v2"))
+        await eventuallyOnMain { loader.object == "v2" }
+        // The first refresh's value is shown (its store call has not returned); another is asked for.
+        loader.refresh(key: "key")
+        #expect(loader.isLoading)
+        await eventuallyOnMain { store.refreshCount == 2 }
+        store.openGate()
+        await eventuallyOnMain { !loader.isLoading }
+        #expect(store.refreshCount == 2)
+    }
 }

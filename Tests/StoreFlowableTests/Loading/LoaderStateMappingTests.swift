@@ -144,6 +144,22 @@ struct LoaderStateMappingTests {
         #expect(loader.isLoading)
     }
 
+    /// The stream ends by itself right after a `load(key:)` of its key, which found the load running:
+    /// the call is honoured once the end reaches the loader (it was dropped).
+    @Test func aLoadMadeAsTheStreamEndsSubscribesAgain() async {
+        let feeds = HandFedStores()
+        let loader = Loader<String, String>(storeFor: feeds.store(for:))
+        loader.load(key: "key")
+        await send(.completed("v1"), through: feeds, loader)
+        #expect(!loader.isLoading)
+        feeds.finish("key")
+        loader.load(key: "key")
+        await eventuallyOnMain { feeds.publishCount(of: "key") == 2 }
+        #expect(loader.isLoading)
+        await send(.completed("v2"), through: feeds, loader)
+        #expect(loader.object == "v2")
+    }
+
     @Test func observationReportsEachNewKeyAndState() async {
         let feeds = HandFedStores()
         let loader = Loader<String, String>(storeFor: feeds.store(for:))
