@@ -1,0 +1,85 @@
+@testable import StoreFlowable
+
+/// A gate a test opens: work waits at it; the test can wait until work has arrived there.
+final class Gate: Sendable {
+    private struct Inner {
+        var isOpen = false
+        var waiting: [CheckedContinuation<Void, Never>] = []
+        var arrivals = 0
+        var arrivalWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let inner = LockedValue(Inner())
+
+    /// Waits until the gate is open (not cancellable: the test opens it).
+    func wait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let (open, arrivals) = inner.withLock { inner -> (Bool, [CheckedContinuation<Void, Never>]) in
+                inner.arrivals += 1
+                defer { inner.arrivalWaiters = [] }
+                if !inner.isOpen { inner.waiting.append(continuation) }
+                return (inner.isOpen, inner.arrivalWaiters)
+            }
+            for arrival in arrivals { arrival.resume() }
+            if open { continuation.resume() }
+        }
+    }
+
+    /// Returns once some work has reached ``wait()``.
+    func arrived() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let already = inner.withLock { inner -> Bool in
+                if inner.arrivals == 0 { inner.arrivalWaiters.append(continuation) }
+                return inner.arrivals > 0
+            }
+            if already { continuation.resume() }
+        }
+    }
+
+    /// Opens the gate: every waiter goes on, and later ones do not wait.
+    func open() {
+        let waiting = inner.withLock { inner in
+            inner.isOpen = true
+            defer { inner.waiting = [] }
+            return inner.waiting
+        }
+        for waiter in waiting { waiter.resume() }
+    }
+}
+
+/// Work that runs until its task is cancelled, then returns or throws what the test chose (as work that
+/// does not stop at cancellation does), recording that it saw the cancellation.
+final class Probe: Sendable {
+    private let gate = Gate()
+    private let cancelled = LockedValue(false)
+
+    /// Whether the work saw its task cancelled.
+    var sawCancellation: Bool { cancelled.withLock { $0 } }
+
+    /// Returns once the work runs.
+    func started() async {
+        await gate.arrived()
+    }
+
+    /// Runs until cancelled, then returns `value`.
+    func runUntilCancelled<Value>(returning value: Value) async throws -> Value {
+        await waitForCancellation()
+        return value
+    }
+
+    /// Runs until cancelled, then throws `error`.
+    func runUntilCancelled<Value>(throwing error: any Error) async throws -> Value {
+        await waitForCancellation()
+        throw error
+    }
+
+    private func waitForCancellation() async {
+        let box = gate
+        await withTaskCancellationHandler {
+            await box.wait()
+        } onCancel: {
+            box.open()
+        }
+        cancelled.withLock { $0 = Task.isCancelled }
+    }
+}
