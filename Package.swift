@@ -27,7 +27,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "StoreFlowableDemo",
-            dependencies: ["StoreFlowable", "StoreFlowableFoundation"],
+            dependencies: ["StoreFlowable", "StoreFlowableFoundation", "StoreFlowableTesting"],
             path: "Sources/storeflowable-demo",
             swiftSettings: strictSettings
         ),

@@ -12,6 +12,7 @@ enum Part: String, CaseIterable {
     case paging
     case edit
     case loaders
+    case loadingStates = "loading-states"
 
     /// The command-line flag that selects this part.
     var flag: String { "--\(rawValue)" }
@@ -29,6 +30,7 @@ enum Part: String, CaseIterable {
         case .paging: "a list loaded page by page; 100 callers, one page fetch"
         case .edit: "update { } from 100 tasks at once: every append kept"
         case .loaders: "observable Loaders over a JSON API: one request, typed errors"
+        case .loadingStates: "a load with a \"taking longer\" interrupt and a timeout, on a clock"
         }
     }
 
@@ -46,6 +48,7 @@ enum Part: String, CaseIterable {
             "Paging: \(DemoListOrigin.itemCount) items in pages of \(DemoListOrigin.pageSize)"
         case .edit: "Edit: update { } changes a cached list atomically"
         case .loaders: "Loaders: what a screen holds, over a JSON HTTP API"
+        case .loadingStates: "Loading states: interrupts, a timeout, only the current load writes"
         }
     }
 }
@@ -67,6 +70,7 @@ func runTour(_ parts: [Part]) async -> [String] {
         case .paging: await showPaging(&checks)
         case .edit: await showEdit(&checks)
         case .loaders: await showLoaders(&checks)
+        case .loadingStates: await showLoadingStates(&checks)
         }
     }
     return checks.problems

@@ -54,6 +54,7 @@ let benchmarks: @Sendable () -> Void = {
     keyedStoreBenchmarks()
     diskCacheBenchmarks()
     loaderBenchmarks()
+    loadingStateBenchmarks()
 }
 
 // MARK: 1. Cache hit

@@ -25,4 +25,18 @@ struct Interrupts: Sendable {
         }
         return nil
     }
+
+    /// The interrupts of a unit of work: those of `delays` with `onInterrupt`, and a timeout that
+    /// throws ``TimeoutError`` when `timeout` is set.
+    static func plan(
+        _ delays: [Duration], _ timeout: Duration?, _ clock: any Clock<Duration>,
+        _ onInterrupt: @escaping @Sendable (Duration) throws -> Void
+    ) -> [Interrupts] {
+        var plan: [Interrupts] = []
+        if !delays.isEmpty { plan.append(Interrupts(delays: delays, clock: clock, onInterrupt: onInterrupt)) }
+        if let timeout {
+            plan.append(Interrupts(delays: [timeout], clock: clock) { throw TimeoutError(after: $0) })
+        }
+        return plan
+    }
 }

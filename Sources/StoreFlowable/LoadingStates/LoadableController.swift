@@ -30,6 +30,10 @@ public final class LoadableController<Value: Sendable>: Observable, Sendable {
     private let runner: WorkRunner<LoadableState<Value>>
     private let clock: any Clock<Duration>
     private let registrar = ObservationRegistrar()
+    /// The key path of ``state``, made once: a key path into a generic class is instantiated by the
+    /// runtime (demangling its generic arguments) each time its literal is evaluated, which cost more
+    /// than the rest of a load.
+    private let stateKeyPath: any KeyPath<LoadableController, LoadableState<Value>> & Sendable = \.state
 
     /// Creates a controller showing `initial`.
     ///
@@ -47,7 +51,7 @@ public final class LoadableController<Value: Sendable>: Observable, Sendable {
 
     /// The state shown: the initial state, then the states of the current load.
     public var state: LoadableState<Value> {
-        registrar.access(self, keyPath: \.state)
+        registrar.access(self, keyPath: stateKeyPath)
         return runner.state
     }
 
@@ -88,10 +92,7 @@ public final class LoadableController<Value: Sendable>: Observable, Sendable {
         let plan = plan(interrupts, timeout, onInterrupt)
         let notify = notifier()
         let task = Task(priority: priority) { [runner] in
-            await runner.run(
-                id, interrupts: plan, work: { .loaded(try await work()) }, failure: LoadableState.error,
-                resetState: .absent, isCancelSignal: { $0 is CancelLoadable }, isResetSignal: { $0 is ResetLoadable },
-                notify: notify)
+            await runner.runLoad(id, plan, work, notify: notify)
         }
         runner.adopt(task, for: id)
         return task
@@ -115,10 +116,7 @@ public final class LoadableController<Value: Sendable>: Observable, Sendable {
         _ work: @escaping @Sendable () async throws -> Value
     ) async {
         let id = begin(silently: silently)
-        await runner.run(
-            id, interrupts: plan(interrupts, timeout, onInterrupt), work: { .loaded(try await work()) },
-            failure: LoadableState.error, resetState: .absent, isCancelSignal: { $0 is CancelLoadable },
-            isResetSignal: { $0 is ResetLoadable }, notify: notifier())
+        await runner.runLoad(id, plan(interrupts, timeout, onInterrupt), work, notify: notifier())
     }
 
     /// Runs a load that yields states over time (partial results, progress), in a task the controller
@@ -147,15 +145,7 @@ public final class LoadableController<Value: Sendable>: Observable, Sendable {
         let plan = plan(interrupts, timeout, onInterrupt)
         let notify = notifier()
         let task = Task(priority: priority) { [runner] in
-            let yield = LoadableYield(runner: runner, id: id, notify: notify)
-            await runner.run(
-                id, interrupts: plan,
-                work: {
-                    try await work(yield)
-                    return nil
-                }, failure: LoadableState.error,
-                resetState: .absent, isCancelSignal: { $0 is CancelLoadable }, isResetSignal: { $0 is ResetLoadable },
-                notify: notify)
+            await runner.runStream(id, plan, work, notify: notify)
         }
         runner.adopt(task, for: id)
         return task
@@ -178,16 +168,7 @@ public final class LoadableController<Value: Sendable>: Observable, Sendable {
         _ work: @escaping @Sendable (LoadableYield<Value>) async throws -> Void
     ) async {
         let id = begin(silently: silently)
-        let notify = notifier()
-        let yield = LoadableYield(runner: runner, id: id, notify: notify)
-        await runner.run(
-            id, interrupts: plan(interrupts, timeout, onInterrupt),
-            work: {
-                try await work(yield)
-                return nil
-            },
-            failure: LoadableState.error, resetState: .absent, isCancelSignal: { $0 is CancelLoadable },
-            isResetSignal: { $0 is ResetLoadable }, notify: notify)
+        await runner.runStream(id, plan(interrupts, timeout, onInterrupt), work, notify: notifier())
     }
 
     /// Cancels the running load: nothing it produces is shown. A `.loading` state goes back to what was
@@ -213,12 +194,7 @@ public final class LoadableController<Value: Sendable>: Observable, Sendable {
     private func plan(
         _ delays: [Duration], _ timeout: Duration?, _ onInterrupt: @escaping @Sendable (Duration) throws -> Void
     ) -> [Interrupts] {
-        var plan: [Interrupts] = []
-        if !delays.isEmpty { plan.append(Interrupts(delays: delays, clock: clock, onInterrupt: onInterrupt)) }
-        if let timeout {
-            plan.append(Interrupts(delays: [timeout], clock: clock) { throw TimeoutError(after: $0) })
-        }
-        return plan
+        Interrupts.plan(delays, timeout, clock, onInterrupt)
     }
 
     /// Tells observers of a change, from a task that must not keep the controller alive.
@@ -227,8 +203,8 @@ public final class LoadableController<Value: Sendable>: Observable, Sendable {
     }
 
     private func didChange() {
-        registrar.willSet(self, keyPath: \.state)
-        registrar.didSet(self, keyPath: \.state)
+        registrar.willSet(self, keyPath: stateKeyPath)
+        registrar.didSet(self, keyPath: stateKeyPath)
     }
 }
 

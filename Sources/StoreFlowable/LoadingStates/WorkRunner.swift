@@ -50,6 +50,27 @@ final class WorkRunner<State: WorkState & Sendable>: Sendable {
         guarded.withLock { $0.slot.state }
     }
 
+    /// Whether a unit of work is the current one.
+    var isRunning: Bool {
+        guarded.withLock { $0.slot.current != nil }
+    }
+
+    /// The state shown and its version (bumped by each change).
+    var snapshot: (state: State, version: UInt64) {
+        guarded.withLock { ($0.slot.state, $0.slot.version) }
+    }
+
+    /// Shows `state` without starting or stopping any work (the owner's property was set directly);
+    /// returns the new version.
+    func replace(with state: State) -> UInt64 {
+        let version = guarded.withLock { guarded -> UInt64 in
+            guarded.slot.replace(with: state)
+            return guarded.slot.version
+        }
+        deliver()
+        return version
+    }
+
     // MARK: Transitions
 
     // Every transition returns whether the state changed: the controller then tells its observers.
@@ -145,8 +166,8 @@ final class WorkRunner<State: WorkState & Sendable>: Sendable {
     /// `isResetSignal` recognise the errors the work throws to cancel or reset from inside.
     func run(
         _ id: UInt64, interrupts: [Interrupts], work: @escaping @Sendable () async throws -> State?,
-        failure: (any Error) -> State, resetState: State,
-        isCancelSignal: (any Error) -> Bool, isResetSignal: (any Error) -> Bool,
+        failure: @Sendable (any Error) -> State, resetState: State,
+        isCancelSignal: @Sendable (any Error) -> Bool, isResetSignal: @Sendable (any Error) -> Bool,
         notify: @Sendable () -> Void
     ) async {
         let ending = await withTaskGroup(of: WorkEnding<State>?.self) { group -> WorkEnding<State> in
@@ -177,7 +198,9 @@ final class WorkRunner<State: WorkState & Sendable>: Sendable {
         let changed: Bool
         switch ending {
         case .stopped:
-            changed = false
+            // Stopped from outside, the slot has moved on already and this does nothing; stopped
+            // because the calling task was cancelled (its stop signal ends too), the load is cancelled.
+            changed = cancel(ifCurrent: id)
         case .finished(let final):
             changed = Task.isCancelled ? cancel(ifCurrent: id) : finish(id, with: final)
         case .failed(let error):

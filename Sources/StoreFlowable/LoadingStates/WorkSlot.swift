@@ -104,6 +104,11 @@ struct WorkSlot<State: WorkState & Sendable> {
         return Outcome(stopped: stopped, changed: true)
     }
 
+    /// Shows `new` as it is, leaving the current work running (a property its owner set directly).
+    mutating func replace(with new: State) {
+        set(new)
+    }
+
     /// Whether `id` is the current work.
     func isCurrent(_ id: UInt64) -> Bool {
         current?.id == id

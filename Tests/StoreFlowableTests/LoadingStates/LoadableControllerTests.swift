@@ -154,6 +154,25 @@ struct LoadableControllerTests {
         #expect(controller.state == .loaded("old"))
     }
 
+    /// Work that ignores its cancellation: the stop signal ends before the work does, and the load
+    /// must still count as cancelled (it stayed `.loading` when the stop signal ended first).
+    @Test func cancellingTheCallersTaskCancelsAnAwaitedLoadWhoseWorkRunsOn() async {
+        let controller = LoadableController<String>(.loaded("old"))
+        let gate = Gate()
+        let caller = Task {
+            await controller.loadAndWait {
+                await gate.wait()
+                return "late"
+            }
+        }
+        await gate.arrived()
+        caller.cancel()
+        for _ in 0..<50 { await Task.yield() }
+        gate.open()
+        await caller.value
+        #expect(controller.state == .loaded("old"))
+    }
+
     @Test func anAwaitedLoadRunsInTheCallersTask() async {
         enum Local {
             @TaskLocal static var name = "none"
