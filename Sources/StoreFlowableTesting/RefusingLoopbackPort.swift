@@ -34,6 +34,16 @@ public final class RefusingLoopbackPort: Sendable {
     ///
     /// - Throws: ``SocketError`` when the system refuses a socket or a port.
     public init() throws {
+        (descriptor, port) = try Self.boundSocket(listening: false)
+    }
+
+    /// A TCP socket bound to a free port of 127.0.0.1, listening (with a backlog of 8) when `listening`;
+    /// shared with the package's loopback test server.
+    ///
+    /// - Parameter listening: Whether the socket listens for connections.
+    /// - Returns: The socket's descriptor (the caller closes it) and its port.
+    /// - Throws: ``SocketError`` naming the system call that failed.
+    package static func boundSocket(listening: Bool) throws -> (descriptor: Int32, port: Int) {
         #if canImport(Darwin)
             let descriptor = socket(AF_INET, SOCK_STREAM, 0)
         #else
@@ -45,18 +55,20 @@ public final class RefusingLoopbackPort: Sendable {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = 0
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                bind(descriptor, address, length) == 0 ? getsockname(descriptor, address, &length) : -1
+        let failedCall = withUnsafeMutablePointer(to: &address) { pointer -> String? in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address -> String? in
+                guard bind(descriptor, address, length) == 0 else { return "bind" }
+                guard getsockname(descriptor, address, &length) == 0 else { return "getsockname" }
+                guard !listening || listen(descriptor, 8) == 0 else { return "listen" }
+                return nil
             }
         }
-        guard bound == 0 else {
+        if let failedCall {
             let code = errno
             close(descriptor)
-            throw SocketError(call: "bind", code: code)
+            throw SocketError(call: failedCall, code: code)
         }
-        self.descriptor = descriptor
-        port = Int(UInt16(bigEndian: address.sin_port))
+        return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
     }
 
     deinit {

@@ -1,5 +1,6 @@
 import Foundation
 import StoreFlowable
+import StoreFlowableTesting
 
 #if canImport(Darwin)
     import Darwin
@@ -40,7 +41,7 @@ final class LoopbackHTTPServer: Sendable {
         case clientLeft(bodyBytes: Int)
     }
 
-    /// Why the server could not start.
+    /// Why the server's wake-up pipe could not be made.
     struct SocketError: Error {
         let call: String
         let code: Int32
@@ -58,9 +59,10 @@ final class LoopbackHTTPServer: Sendable {
     ///   - reply: What to answer.
     ///   - maxConnections: How many connections to serve before stopping.
     ///   - lifetime: How long to run at most, in seconds.
-    /// - Throws: ``SocketError`` when a socket, a port or a pipe cannot be had.
+    /// - Throws: `RefusingLoopbackPort.SocketError` when a socket or a port cannot be had, ``SocketError``
+    ///   when a pipe cannot.
     init(reply: Reply, maxConnections: Int = 4, lifetime: Double = 30) throws {
-        let listener = try Self.listeningSocket()
+        let listener = try RefusingLoopbackPort.boundSocket(listening: true)
         let wake: WakePipe
         do {
             wake = try WakePipe()
@@ -105,34 +107,6 @@ final class LoopbackHTTPServer: Sendable {
             head += "\(name): \(value)\r\n"
         }
         return head + "Connection: close\r\n\r\n"
-    }
-
-    private static func listeningSocket() throws -> (descriptor: Int32, port: Int) {
-        #if canImport(Darwin)
-            let descriptor = socket(AF_INET, SOCK_STREAM, 0)
-        #else
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        #endif
-        guard descriptor >= 0 else { throw SocketError(call: "socket", code: errno) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let result = withUnsafeMutablePointer(to: &address) { pointer -> String? in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address -> String? in
-                guard bind(descriptor, address, length) == 0 else { return "bind" }
-                guard getsockname(descriptor, address, &length) == 0 else { return "getsockname" }
-                guard listen(descriptor, 8) == 0 else { return "listen" }
-                return nil
-            }
-        }
-        if let failedCall = result {
-            let code = errno
-            close(descriptor)
-            throw SocketError(call: failedCall, code: code)
-        }
-        return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
     }
 }
 
