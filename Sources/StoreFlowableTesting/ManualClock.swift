@@ -64,13 +64,15 @@ public final class ManualClock: Clock, Sendable {
         var sleepers: [Int: (deadline: Instant, continuation: CheckedContinuation<Void, any Error>)] = [:]
         /// Sleepers cancelled before their continuation was stored.
         var cancelledEarly: Set<Int> = []
-        var counters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var counters: [Int: (count: Int, continuation: CheckedContinuation<Void, Never>)] = [:]
+        /// Counters cancelled before their continuation was stored.
+        var counterCancelledEarly: Set<Int> = []
 
         /// Removes and returns the counters waiting for at most the current number of sleepers.
         mutating func satisfiedCounters() -> [CheckedContinuation<Void, Never>] {
-            let ready = counters.filter { $0.count <= sleepers.count }
-            counters.removeAll { $0.count <= sleepers.count }
-            return ready.map(\.continuation)
+            let ready = counters.filter { $0.value.count <= sleepers.count }
+            for id in ready.keys { counters.removeValue(forKey: id) }
+            return ready.values.map(\.continuation)
         }
     }
 
@@ -134,8 +136,9 @@ public final class ManualClock: Clock, Sendable {
             guard duration > .zero else { return [] }
             waiters.now = waiters.now.advanced(by: duration)
             let now = waiters.now
+            // By deadline, then in the order they went to sleep.
             let due = waiters.sleepers.filter { $0.value.deadline <= now }.sorted {
-                $0.value.deadline < $1.value.deadline
+                ($0.value.deadline.offset, $0.key) < ($1.value.deadline.offset, $1.key)
             }
             for (id, _) in due { waiters.sleepers.removeValue(forKey: id) }
             return due.map(\.value.continuation)
@@ -143,18 +146,34 @@ public final class ManualClock: Clock, Sendable {
         for continuation in woken { continuation.resume() }
     }
 
-    /// Returns once at least `count` tasks are sleeping on the clock: a test calls it before
-    /// ``advance(by:)`` to be sure the code under test has started its timer.
+    /// Returns once at least `count` tasks are sleeping on the clock at the same time: a test calls it
+    /// before ``advance(by:)`` to be sure the code under test has started its timers. It also returns
+    /// when the calling task is cancelled (by a test's time limit, say).
     ///
     /// - Parameter count: How many sleepers to wait for.
     public func sleepers(atLeast count: Int) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = waiters.withLock { waiters -> Bool in
-                guard waiters.sleepers.count < count else { return true }
-                waiters.counters.append((count, continuation))
-                return false
-            }
-            if ready { continuation.resume() }
+        let id = waiters.withLock { waiters -> Int in
+            waiters.nextID += 1
+            return waiters.nextID
         }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let ready = waiters.withLock { waiters -> Bool in
+                    if waiters.counterCancelledEarly.remove(id) != nil { return true }
+                    guard waiters.sleepers.count < count else { return true }
+                    waiters.counters[id] = (count, continuation)
+                    return false
+                }
+                if ready { continuation.resume() }
+            }
+        } onCancel: {
+            let counter = waiters.withLock { waiters in
+                let counter = waiters.counters.removeValue(forKey: id)
+                if counter == nil { waiters.counterCancelledEarly.insert(id) }
+                return counter
+            }
+            counter?.continuation.resume()
+        }
+        waiters.withLock { _ = $0.counterCancelledEarly.remove(id) }
     }
 }

@@ -1,22 +1,35 @@
-/// The interrupts of one unit of work: after each delay (counted from the end of the previous one),
-/// `onInterrupt` runs with the time since the work started, while the work goes on. When it throws, the
-/// work is cancelled and the error ends it.
+/// The interrupts of one unit of work: at each delay's deadline (the delays add up, counted from the
+/// start of the work), `onInterrupt` runs with that deadline's time since the start, while the work goes
+/// on. When it throws, the work is cancelled and the error ends it.
 struct Interrupts: Sendable {
     let delays: [Duration]
-    let clock: any Clock<Duration>
+    /// Sleeps until the given time after the start.
+    let sleepUntil: @Sendable (Duration) async throws -> Void
     let onInterrupt: @Sendable (Duration) throws -> Void
 
-    /// Sleeps through the delays and runs the callback after each; returns the failure it threw, or
-    /// `nil` when every delay passed (or the sleep was cancelled: the work ended first).
+    /// Interrupts after `delays` on `clock`, counted from now.
+    init<C: Clock<Duration>>(
+        delays: [Duration], clock: C, onInterrupt: @escaping @Sendable (Duration) throws -> Void
+    ) {
+        self.delays = delays
+        let start = clock.now
+        sleepUntil = { offset in try await clock.sleep(until: start.advanced(by: offset), tolerance: nil) }
+        self.onInterrupt = onInterrupt
+    }
+
+    /// Sleeps to each deadline and runs the callback; returns the failure it threw, or `nil` when every
+    /// deadline passed (or the sleep was cancelled: the work ended first). A deadline already past when
+    /// the previous callback returns fires at once, so each interrupt fires at its own deadline however
+    /// late the clock moved.
     func run<State>() async -> WorkEnding<State>? {
         var accumulated = Duration.zero
         for delay in delays {
+            accumulated += delay
             do {
-                try await clock.sleep(for: delay)
+                try await sleepUntil(accumulated)
             } catch {
                 return nil
             }
-            accumulated += delay
             do {
                 try onInterrupt(accumulated)
             } catch {
@@ -27,7 +40,7 @@ struct Interrupts: Sendable {
     }
 
     /// The interrupts of a unit of work: those of `delays` with `onInterrupt`, and a timeout that
-    /// throws ``TimeoutError`` when `timeout` is set.
+    /// throws ``TimeoutError`` when `timeout` is set, all counted from now.
     static func plan(
         _ delays: [Duration], _ timeout: Duration?, _ clock: any Clock<Duration>,
         _ onInterrupt: @escaping @Sendable (Duration) throws -> Void

@@ -78,7 +78,7 @@ public final class LoadableController<Value: Sendable>: Observable, Sendable {
     ///     `[.seconds(1), .seconds(2)]` calls it 1 s and 3 s after the start.
     ///   - timeout: When set, a load still running after this long ends with ``TimeoutError`` as its
     ///     error, and `work` is cancelled.
-    ///   - onInterrupt: Runs at each interrupt with the time since the start; throwing ends the load
+    ///   - onInterrupt: Runs at each interrupt with its time since the start; throwing ends the load
     ///     with the thrown error (and cancels `work`), so it can time out too.
     ///   - work: Loads the value. It is cancelled when the load is superseded, cancelled or reset.
     /// - Returns: The task that runs the load; it ends when the load has ended.
@@ -98,17 +98,19 @@ public final class LoadableController<Value: Sendable>: Observable, Sendable {
         return task
     }
 
-    /// Loads a value in the calling task, and returns when the load has ended.
+    /// Loads a value for the calling task, and returns when the load has ended.
     ///
-    /// The same as ``load(silently:priority:interrupts:timeout:onInterrupt:_:)``, except that `work`
-    /// runs as a child of the calling task (with its priority and task-local values), and cancelling
-    /// the calling task cancels the load (nothing it produced is shown).
+    /// The same as ``load(silently:priority:interrupts:timeout:onInterrupt:_:)``, except that the caller
+    /// waits: `work` runs with the calling task's priority and task-local values, and cancelling the
+    /// calling task cancels the load (nothing it produced is shown). It returns as soon as the load has
+    /// ended: when it is superseded, cancelled, reset or timed out, at once, even if `work` ignores its
+    /// cancellation and runs on (its result is then dropped).
     ///
     /// - Parameters:
     ///   - silently: When `true`, the state stays as it is until the load ends.
     ///   - interrupts: Delays after which `onInterrupt` runs while the load goes on; they add up.
     ///   - timeout: When set, a load still running after this long ends with ``TimeoutError``.
-    ///   - onInterrupt: Runs at each interrupt with the time since the start; throwing ends the load.
+    ///   - onInterrupt: Runs at each interrupt with its time since the start; throwing ends the load.
     ///   - work: Loads the value.
     public func loadAndWait(
         silently: Bool = false, interrupts: [Duration] = [], timeout: Duration? = nil,
@@ -132,7 +134,7 @@ public final class LoadableController<Value: Sendable>: Observable, Sendable {
     ///   - priority: The priority of the task.
     ///   - interrupts: Delays after which `onInterrupt` runs while the load goes on; they add up.
     ///   - timeout: When set, a load still running after this long ends with ``TimeoutError``.
-    ///   - onInterrupt: Runs at each interrupt with the time since the start; throwing ends the load.
+    ///   - onInterrupt: Runs at each interrupt with its time since the start; throwing ends the load.
     ///   - work: Yields the states of the load.
     /// - Returns: The task that runs the load.
     @discardableResult
@@ -151,16 +153,16 @@ public final class LoadableController<Value: Sendable>: Observable, Sendable {
         return task
     }
 
-    /// Runs a load that yields states over time in the calling task, and returns when it has ended.
+    /// Runs a load that yields states over time for the calling task, and returns when it has ended.
     ///
-    /// The same as ``loadStreaming(silently:priority:interrupts:timeout:onInterrupt:_:)``, in the
-    /// calling task.
+    /// The same as ``loadStreaming(silently:priority:interrupts:timeout:onInterrupt:_:)``, with the
+    /// caller waiting, as ``loadAndWait(silently:interrupts:timeout:onInterrupt:_:)`` does.
     ///
     /// - Parameters:
     ///   - silently: When `true`, the state stays as it is until the first yield.
     ///   - interrupts: Delays after which `onInterrupt` runs while the load goes on; they add up.
     ///   - timeout: When set, a load still running after this long ends with ``TimeoutError``.
-    ///   - onInterrupt: Runs at each interrupt with the time since the start; throwing ends the load.
+    ///   - onInterrupt: Runs at each interrupt with its time since the start; throwing ends the load.
     ///   - work: Yields the states of the load.
     public func loadStreamingAndWait(
         silently: Bool = false, interrupts: [Duration] = [], timeout: Duration? = nil,
@@ -210,4 +212,5 @@ public final class LoadableController<Value: Sendable>: Observable, Sendable {
 
 extension LoadableState: WorkState {
     var isInProgress: Bool { isLoading }
+    var isResetState: Bool { isAbsent }
 }

@@ -40,7 +40,7 @@ extension LoadableSupport {
     ///   - priority: The priority of the task.
     ///   - interrupts: Delays after which `onInterrupt` runs while the load goes on; they add up.
     ///   - timeout: When set, a load still running after this long ends with ``TimeoutError``.
-    ///   - onInterrupt: Runs at each interrupt with the time since the start; throwing ends the load.
+    ///   - onInterrupt: Runs at each interrupt with its time since the start; throwing ends the load.
     ///   - work: Loads the value.
     /// - Returns: The task that runs the load.
     @discardableResult
@@ -60,7 +60,7 @@ extension LoadableSupport {
         return task
     }
 
-    /// Loads a value into `property` in the calling task, and returns when the load has ended; see
+    /// Loads a value into `property` for the calling task, and returns when the load has ended; see
     /// ``LoadableController/loadAndWait(silently:interrupts:timeout:onInterrupt:_:)``.
     ///
     /// - Parameters:
@@ -68,7 +68,7 @@ extension LoadableSupport {
     ///   - silently: When `true`, the property keeps its value until the load ends.
     ///   - interrupts: Delays after which `onInterrupt` runs while the load goes on; they add up.
     ///   - timeout: When set, a load still running after this long ends with ``TimeoutError``.
-    ///   - onInterrupt: Runs at each interrupt with the time since the start; throwing ends the load.
+    ///   - onInterrupt: Runs at each interrupt with its time since the start; throwing ends the load.
     ///   - work: Loads the value.
     public func loadAndWait<Value: Sendable>(
         _ property: ReferenceWritableKeyPath<Self, LoadableState<Value>>, silently: Bool = false,
@@ -91,7 +91,7 @@ extension LoadableSupport {
     ///   - priority: The priority of the task.
     ///   - interrupts: Delays after which `onInterrupt` runs while the load goes on; they add up.
     ///   - timeout: When set, a load still running after this long ends with ``TimeoutError``.
-    ///   - onInterrupt: Runs at each interrupt with the time since the start; throwing ends the load.
+    ///   - onInterrupt: Runs at each interrupt with its time since the start; throwing ends the load.
     ///   - work: Yields the states of the load.
     /// - Returns: The task that runs the load.
     @discardableResult

@@ -73,7 +73,7 @@ public final class ProcessController<Kind: Sendable>: Observable, Sendable {
     ///   - interrupts: Delays after which `onInterrupt` runs while the process goes on; they add up.
     ///   - timeout: When set, a process still running after this long fails with ``TimeoutError``,
     ///     and `work` is cancelled.
-    ///   - onInterrupt: Runs at each interrupt with the time since the start; throwing ends the
+    ///   - onInterrupt: Runs at each interrupt with its time since the start; throwing ends the
     ///     process with the thrown error (and cancels `work`).
     ///   - work: The process. It is cancelled when the process is superseded, cancelled or reset.
     /// - Returns: The task that runs the process; it ends when the process has ended.
@@ -93,18 +93,19 @@ public final class ProcessController<Kind: Sendable>: Observable, Sendable {
         return task
     }
 
-    /// Runs the process `kind` in the calling task, and returns when it has ended.
+    /// Runs the process `kind` for the calling task, and returns when it has ended.
     ///
-    /// The same as ``run(_:silently:priority:interrupts:timeout:onInterrupt:_:)``, except that `work`
-    /// runs as a child of the calling task, and cancelling the calling task cancels the process (its
-    /// end is not shown).
+    /// The same as ``run(_:silently:priority:interrupts:timeout:onInterrupt:_:)``, except that the caller
+    /// waits: `work` runs with the calling task's priority and task-local values, and cancelling the
+    /// calling task cancels the process (its end is not shown). It returns as soon as the process has
+    /// ended, even if `work` ignores its cancellation and runs on.
     ///
     /// - Parameters:
     ///   - kind: Which process this is.
     ///   - silently: When `true`, the state stays as it is until the process ends.
     ///   - interrupts: Delays after which `onInterrupt` runs while the process goes on; they add up.
     ///   - timeout: When set, a process still running after this long fails with ``TimeoutError``.
-    ///   - onInterrupt: Runs at each interrupt with the time since the start; throwing ends the process.
+    ///   - onInterrupt: Runs at each interrupt with its time since the start; throwing ends the process.
     ///   - work: The process.
     public func runAndWait(
         _ kind: Kind, silently: Bool = false, interrupts: [Duration] = [], timeout: Duration? = nil,
@@ -156,7 +157,7 @@ extension ProcessController where Kind == SingleProcess {
     ///   - priority: The priority of the task.
     ///   - interrupts: Delays after which `onInterrupt` runs while the process goes on; they add up.
     ///   - timeout: When set, a process still running after this long fails with ``TimeoutError``.
-    ///   - onInterrupt: Runs at each interrupt with the time since the start; throwing ends the process.
+    ///   - onInterrupt: Runs at each interrupt with its time since the start; throwing ends the process.
     ///   - work: The process.
     /// - Returns: The task that runs the process.
     @discardableResult
@@ -170,14 +171,14 @@ extension ProcessController where Kind == SingleProcess {
             onInterrupt: onInterrupt, work)
     }
 
-    /// Runs the one process of this controller in the calling task; see
+    /// Runs the one process of this controller for the calling task; see
     /// ``runAndWait(_:silently:interrupts:timeout:onInterrupt:_:)``.
     ///
     /// - Parameters:
     ///   - silently: When `true`, the state stays as it is until the process ends.
     ///   - interrupts: Delays after which `onInterrupt` runs while the process goes on; they add up.
     ///   - timeout: When set, a process still running after this long fails with ``TimeoutError``.
-    ///   - onInterrupt: Runs at each interrupt with the time since the start; throwing ends the process.
+    ///   - onInterrupt: Runs at each interrupt with its time since the start; throwing ends the process.
     ///   - work: The process.
     public func runAndWait(
         silently: Bool = false, interrupts: [Duration] = [], timeout: Duration? = nil,
@@ -192,4 +193,5 @@ extension ProcessController where Kind == SingleProcess {
 
 extension ProcessState: WorkState {
     var isInProgress: Bool { isRunning }
+    var isResetState: Bool { isIdle }
 }

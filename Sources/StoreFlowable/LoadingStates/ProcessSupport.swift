@@ -40,7 +40,7 @@ extension ProcessSupport {
     ///   - priority: The priority of the task.
     ///   - interrupts: Delays after which `onInterrupt` runs while the process goes on; they add up.
     ///   - timeout: When set, a process still running after this long fails with ``TimeoutError``.
-    ///   - onInterrupt: Runs at each interrupt with the time since the start; throwing ends the process.
+    ///   - onInterrupt: Runs at each interrupt with its time since the start; throwing ends the process.
     ///   - work: The process.
     /// - Returns: The task that runs the process.
     @discardableResult
@@ -60,7 +60,7 @@ extension ProcessSupport {
         return task
     }
 
-    /// Runs the process `kind` into `property` in the calling task, and returns when it has ended; see
+    /// Runs the process `kind` into `property` for the calling task, and returns when it has ended; see
     /// ``ProcessController/runAndWait(_:silently:interrupts:timeout:onInterrupt:_:)``.
     ///
     /// - Parameters:
@@ -69,7 +69,7 @@ extension ProcessSupport {
     ///   - silently: When `true`, the property keeps its value until the process ends.
     ///   - interrupts: Delays after which `onInterrupt` runs while the process goes on; they add up.
     ///   - timeout: When set, a process still running after this long fails with ``TimeoutError``.
-    ///   - onInterrupt: Runs at each interrupt with the time since the start; throwing ends the process.
+    ///   - onInterrupt: Runs at each interrupt with its time since the start; throwing ends the process.
     ///   - work: The process.
     public func runAndWait<Kind: Sendable>(
         _ property: ReferenceWritableKeyPath<Self, ProcessState<Kind>>, as kind: Kind, silently: Bool = false,

@@ -161,7 +161,7 @@ final class WorkRunner<State: WorkState & Sendable>: Sendable {
 
     // MARK: Running
 
-    /// Runs `work` as work `id` in the calling task, with its `interrupts`, until it ends or is stopped,
+    /// Runs `work` as work `id` for the calling task, with its `interrupts`, until it ends or is stopped,
     /// then applies its ending. `failure` makes the state of an error; `isCancelSignal` and
     /// `isResetSignal` recognise the errors the work throws to cancel or reset from inside.
     func run(
@@ -170,12 +170,25 @@ final class WorkRunner<State: WorkState & Sendable>: Sendable {
         isCancelSignal: @Sendable (any Error) -> Bool, isResetSignal: @Sendable (any Error) -> Bool,
         notify: @Sendable () -> Void
     ) async {
+        // The work runs in a task of its own (with the caller's priority and task-local values), so
+        // that a load whose work ignores cancellation still ends at once when it is stopped, times out
+        // or its caller is cancelled: the group below waits only for children that return as soon as
+        // they are cancelled. The stopped work is cancelled, and whatever it returns later is dropped.
+        let outcome = OneShot<State?>()
+        let workTask = Task {
+            do {
+                outcome.resolve(.success(try await work()))
+            } catch {
+                outcome.resolve(.failure(error))
+            }
+        }
         let ending = await withTaskGroup(of: WorkEnding<State>?.self) { group -> WorkEnding<State> in
             group.addTask {
                 do {
-                    return .finished(final: try await work())
+                    return .finished(final: try await outcome.value(cancellable: true))
                 } catch {
-                    return .failed(error)
+                    // Cancelled while waiting: the load is ending for another reason, told by a sibling.
+                    return Task.isCancelled ? nil : .failed(error)
                 }
             }
             group.addTask {
@@ -187,13 +200,14 @@ final class WorkRunner<State: WorkState & Sendable>: Sendable {
             }
             var ending = WorkEnding<State>.stopped
             while let next = await group.next() {
-                guard let next else { continue }  // the interrupts ran out without throwing
+                guard let next else { continue }  // interrupts that ran out, a wait cut short
                 ending = next
                 break
             }
             group.cancelAll()
             return ending
         }
+        workTask.cancel()
         release(id)
         let changed: Bool
         switch ending {

@@ -2,6 +2,8 @@
 protocol WorkState {
     /// Whether this state says that work is in progress (`.loading`, `.running`).
     var isInProgress: Bool { get }
+    /// Whether this is the state a reset shows (`.absent`, `.idle`).
+    var isResetState: Bool { get }
 }
 
 /// The state of one slot that runs one unit of work at a time (a ``LoadableController``'s or a
@@ -96,10 +98,11 @@ struct WorkSlot<State: WorkState & Sendable> {
         return outcome
     }
 
-    /// Stops the current work and shows `initial`.
+    /// Stops the current work and shows `initial` (a change only when the state was another one).
     mutating func reset(to initial: State) -> Outcome {
         let stopped = current?.id
         current = nil
+        guard !state.isResetState else { return Outcome(stopped: stopped) }
         set(initial)
         return Outcome(stopped: stopped, changed: true)
     }

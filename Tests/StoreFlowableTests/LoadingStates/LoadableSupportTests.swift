@@ -63,10 +63,10 @@ struct LoadableSupportTests {
         await firstTask.value
         await eventuallyOnMain { first.numbers == .loaded([1]) }
         #expect(second.numbers == .loading)
-        #expect(!work.sawCancellation)
+        #expect(!work.sawCancellationSoFar)
         second.cancel(\.numbers)
         await secondTask.value
-        #expect(work.sawCancellation)
+        #expect(await work.wasCancelled())
         #expect(second.numbers == .absent)
     }
 
@@ -78,7 +78,7 @@ struct LoadableSupportTests {
         await model.loadAndWait(\.title) { "title" }
         #expect(model.title == .loaded("title"))
         #expect(model.numbers == .loading)
-        #expect(!work.sawCancellation)
+        #expect(!work.sawCancellationSoFar)
         model.reset(\.numbers)
         await numbers.value
         #expect(model.numbers == .absent)
@@ -92,7 +92,7 @@ struct LoadableSupportTests {
         await model.loadAndWait(\.numbers) { [2] }
         await firstTask.value
         for _ in 0..<20 { await Task.yield() }
-        #expect(first.sawCancellation)
+        #expect(await first.wasCancelled())
         #expect(model.numbers == .loaded([2]))
     }
 
@@ -173,6 +173,6 @@ struct LoadableSupportTests {
         await work.started()
         model = nil
         await task?.value
-        #expect(work.sawCancellation)
+        #expect(await work.wasCancelled())
     }
 }

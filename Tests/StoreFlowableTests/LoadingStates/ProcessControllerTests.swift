@@ -38,7 +38,7 @@ struct ProcessControllerTests {
         await save.started()
         await actions.runAndWait(.delete) {}
         await saving.value
-        #expect(save.sawCancellation)
+        #expect(await save.wasCancelled())
         #expect(actions.state == .finished(.delete))
     }
 
@@ -49,7 +49,7 @@ struct ProcessControllerTests {
         await work.started()
         actions.cancel()
         await task.value
-        #expect(work.sawCancellation)
+        #expect(await work.wasCancelled())
         #expect(actions.state == .finished(.save))
         actions.reset()
         #expect(actions.state == .idle)
@@ -71,7 +71,7 @@ struct ProcessControllerTests {
         await clock.sleepers(atLeast: 1)
         clock.advance(by: .seconds(30))
         await task.value
-        #expect(work.sawCancellation)
+        #expect(await work.wasCancelled())
         #expect(actions.state.hasFailed(.save))
         #expect(actions.state.error as? TimeoutError == TimeoutError(after: .seconds(30)))
     }

@@ -49,12 +49,22 @@ final class Gate: Sendable {
 
 /// Work that runs until its task is cancelled, then returns or throws what the test chose (as work that
 /// does not stop at cancellation does), recording that it saw the cancellation.
+///
+/// The work runs in a task of its own (a controller does not wait for it), so a test asks
+/// ``wasCancelled()``, which waits until the work has ended.
 final class Probe: Sendable {
     private let gate = Gate()
+    private let ended = Gate()
     private let cancelled = LockedValue(false)
 
-    /// Whether the work saw its task cancelled.
-    var sawCancellation: Bool { cancelled.withLock { $0 } }
+    /// Waits until the work has ended; returns whether it saw its task cancelled.
+    func wasCancelled() async -> Bool {
+        await ended.wait()
+        return cancelled.withLock { $0 }
+    }
+
+    /// Whether the work has ended so far having seen its cancellation (without waiting).
+    var sawCancellationSoFar: Bool { cancelled.withLock { $0 } }
 
     /// Returns once the work runs.
     func started() async {
@@ -81,5 +91,6 @@ final class Probe: Sendable {
             box.open()
         }
         cancelled.withLock { $0 = Task.isCancelled }
+        ended.open()
     }
 }
