@@ -21,7 +21,9 @@ struct Interrupts: Sendable {
     /// deadline passed (or the sleep was cancelled: the work ended first). A deadline already past when
     /// the previous callback returns fires at once, so each interrupt fires at its own deadline however
     /// late the clock moved.
-    func run<State>() async -> WorkEnding<State>? {
+    /// An interrupt whose sleep ended after the work was stopped (`isCurrent` is then `false`, or the
+    /// task cancelled) does not run its callback.
+    func run<State>(while isCurrent: @Sendable () -> Bool) async -> WorkEnding<State>? {
         var accumulated = Duration.zero
         for delay in delays {
             accumulated += delay
@@ -30,6 +32,7 @@ struct Interrupts: Sendable {
             } catch {
                 return nil
             }
+            guard !Task.isCancelled, isCurrent() else { return nil }
             do {
                 try onInterrupt(accumulated)
             } catch {

@@ -20,6 +20,10 @@
 /// and each later state in order, once. A value the class assigns to the property itself between loads
 /// is what a later cancel goes back to.
 ///
+/// A slot is found by its key path, which is rooted at the class whose code calls the method: in a
+/// class hierarchy, `\Base.value` and `\Sub.value` name two slots for one property. Load a property
+/// from one class of the hierarchy (or make the class `final`).
+///
 /// For an actor, or code off the main actor, hold a ``LoadableController`` instead: it works from any
 /// isolation.
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
@@ -131,7 +135,9 @@ extension LoadableSupport {
     }
 
     private func begin<Value: Sendable>(_ slot: PropertySlot<Self, LoadableState<Value>>, silently: Bool) -> UInt64 {
-        if !slot.runner.isRunning { slot.adoptPropertyValue() }
+        // The owner's own value when no load runs and the property is up to date (a load that ended
+        // off the main actor may not be mirrored yet: then its end is the state before the new load).
+        slot.adoptPropertyValue()
         let (id, _) = slot.runner.start(showing: silently ? nil : .loading)
         slot.sync()
         return id

@@ -63,10 +63,11 @@ final class PropertySlot<Owner: AnyObject, State: WorkState & Sendable> {
     }
 
     /// Takes the property's current value as the state (the owner may have set it directly) when no
-    /// work runs, so that a cancel puts back what the owner last saw.
+    /// work runs and the property shows the runner's latest state, so that a cancel puts back what the
+    /// owner last saw, never a stale value over a load's end that is not mirrored yet.
     func adoptPropertyValue() {
         guard let owner else { return }
-        written = runner.replace(with: owner[keyPath: property])
+        if let version = runner.replace(with: owner[keyPath: property], ifIdleAt: written) { written = version }
     }
 
     /// Writes the runner's state into the property if it is newer than the last one written.

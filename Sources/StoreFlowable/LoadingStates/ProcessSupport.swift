@@ -20,6 +20,10 @@
 /// inside ``run(_:as:silently:priority:interrupts:timeout:onInterrupt:_:)``, and the end when the process
 /// ends.
 ///
+/// A slot is found by its key path, which is rooted at the class whose code calls the method: in a
+/// class hierarchy, `\Base.value` and `\Sub.value` name two slots for one property. Load a property
+/// from one class of the hierarchy (or make the class `final`).
+///
 /// For an actor, or code off the main actor, hold a ``ProcessController`` instead.
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 @MainActor
@@ -106,7 +110,9 @@ extension ProcessSupport {
     private func begin<Kind: Sendable>(
         _ slot: PropertySlot<Self, ProcessState<Kind>>, _ kind: Kind, silently: Bool
     ) -> UInt64 {
-        if !slot.runner.isRunning { slot.adoptPropertyValue() }
+        // The owner's own value when no load runs and the property is up to date (a load that ended
+        // off the main actor may not be mirrored yet: then its end is the state before the new load).
+        slot.adoptPropertyValue()
         let (id, _) = slot.runner.start(showing: silently ? nil : .running(kind))
         slot.sync()
         return id

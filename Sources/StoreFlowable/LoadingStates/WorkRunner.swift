@@ -50,25 +50,22 @@ final class WorkRunner<State: WorkState & Sendable>: Sendable {
         guarded.withLock { $0.slot.state }
     }
 
-    /// Whether a unit of work is the current one.
-    var isRunning: Bool {
-        guarded.withLock { $0.slot.current != nil }
-    }
-
     /// The state shown and its version (bumped by each change).
     var snapshot: (state: State, version: UInt64) {
         guarded.withLock { ($0.slot.state, $0.slot.version) }
     }
 
-    /// Shows `state` without starting or stopping any work (the owner's property was set directly);
-    /// returns the new version.
-    func replace(with state: State) -> UInt64 {
-        let version = guarded.withLock { guarded -> UInt64 in
+    /// Shows `state` (the owner's property, set directly) when no work runs and the state is still
+    /// the one of `version` (the owner has seen the latest); returns the new version, or `nil` when it
+    /// did nothing. Checked and done under one lock, so a load ending meanwhile is never overwritten.
+    func replace(with state: State, ifIdleAt version: UInt64) -> UInt64? {
+        let replaced = guarded.withLock { guarded -> UInt64? in
+            guard guarded.slot.current == nil, guarded.slot.version == version else { return nil }
             guarded.slot.replace(with: state)
             return guarded.slot.version
         }
-        deliver()
-        return version
+        if replaced != nil { deliver() }
+        return replaced
     }
 
     // MARK: Transitions
@@ -174,6 +171,11 @@ final class WorkRunner<State: WorkState & Sendable>: Sendable {
         // that a load whose work ignores cancellation still ends at once when it is stopped, times out
         // or its caller is cancelled: the group below waits only for children that return as soon as
         // they are cancelled. The stopped work is cancelled, and whatever it returns later is dropped.
+        guard !Task.isCancelled else {
+            // The caller was cancelled before the load began: its work never starts.
+            if cancel(ifCurrent: id) { notify() }
+            return
+        }
         let outcome = OneShot<State?>()
         let workTask = Task {
             do {
@@ -182,7 +184,46 @@ final class WorkRunner<State: WorkState & Sendable>: Sendable {
                 outcome.resolve(.failure(error))
             }
         }
-        let ending = await withTaskGroup(of: WorkEnding<State>?.self) { group -> WorkEnding<State> in
+        let isCurrent: @Sendable () -> Bool = { [weak self] in
+            self?.guarded.withLock { $0.slot.isCurrent(id) } ?? false
+        }
+        // The work's task is not a child: the caller's cancellation reaches it through this handler.
+        let ending = await withTaskCancellationHandler {
+            await race(id, outcome: outcome, interrupts: interrupts, isCurrent: isCurrent)
+        } onCancel: {
+            workTask.cancel()
+        }
+        workTask.cancel()
+        let changed: Bool
+        switch ending {
+        case .stopped:
+            // Stopped from outside, the slot has moved on already and this does nothing; stopped
+            // because the calling task was cancelled (its stop signal ends too), the load is cancelled.
+            changed = cancel(ifCurrent: id)
+        case .finished(let final):
+            changed = Task.isCancelled ? cancel(ifCurrent: id) : finish(id, with: final)
+        case .failed(let error):
+            if isResetSignal(error) {
+                changed = reset(ifCurrent: id, to: resetState)
+            } else if isCancelSignal(error) || Task.isCancelled {
+                changed = cancel(ifCurrent: id)
+            } else {
+                // Also a `CancellationError` the work threw by itself, with nothing cancelling the load
+                // (an inner timeout, say): a failure, shown.
+                changed = finish(id, with: failure(error))
+            }
+        }
+        // After the transition, so that a task adopted meanwhile is forgotten too.
+        release(id)
+        if changed { notify() }
+    }
+
+    /// Waits for the first of the work's result, its stop signal and its interrupts (each returns as
+    /// soon as it is cancelled), and cancels the others.
+    private func race(
+        _ id: UInt64, outcome: OneShot<State?>, interrupts: [Interrupts], isCurrent: @escaping @Sendable () -> Bool
+    ) async -> WorkEnding<State> {
+        await withTaskGroup(of: WorkEnding<State>?.self) { group -> WorkEnding<State> in
             group.addTask {
                 do {
                     return .finished(final: try await outcome.value(cancellable: true))
@@ -196,7 +237,7 @@ final class WorkRunner<State: WorkState & Sendable>: Sendable {
                 return .stopped
             }
             for interrupts in interrupts {
-                group.addTask { await interrupts.run() }
+                group.addTask { await interrupts.run(while: isCurrent) }
             }
             var ending = WorkEnding<State>.stopped
             while let next = await group.next() {
@@ -207,26 +248,6 @@ final class WorkRunner<State: WorkState & Sendable>: Sendable {
             group.cancelAll()
             return ending
         }
-        workTask.cancel()
-        release(id)
-        let changed: Bool
-        switch ending {
-        case .stopped:
-            // Stopped from outside, the slot has moved on already and this does nothing; stopped
-            // because the calling task was cancelled (its stop signal ends too), the load is cancelled.
-            changed = cancel(ifCurrent: id)
-        case .finished(let final):
-            changed = Task.isCancelled ? cancel(ifCurrent: id) : finish(id, with: final)
-        case .failed(let error):
-            if isResetSignal(error) {
-                changed = reset(ifCurrent: id, to: resetState)
-            } else if isCancelSignal(error) || Task.isCancelled || error is CancellationError {
-                changed = cancel(ifCurrent: id)
-            } else {
-                changed = finish(id, with: failure(error))
-            }
-        }
-        if changed { notify() }
     }
 
     /// Returns when work `id` is stopped (or is not the current work), or when the calling task is

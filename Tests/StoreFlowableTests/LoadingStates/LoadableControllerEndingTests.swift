@@ -110,4 +110,12 @@ struct LoadableControllerEndingTests {
         let next = await iterator.next()
         #expect(next == .loading || next == .loaded("v"))
     }
+
+    /// Work that throws `CancellationError` by itself (an inner timeout), nothing cancelling the load:
+    /// a failure, shown.
+    @Test func aCancellationErrorTheWorkThrowsByItselfIsShown() async {
+        let controller = LoadableController<String>()
+        await controller.loadAndWait { throw CancellationError() }
+        #expect(controller.state.error is CancellationError)
+    }
 }
