@@ -25,12 +25,14 @@ struct LoadableControllerEndingTests {
     /// Callers cancelled right after they start, their work cooperative (a request): none is left
     /// loading (44 and 92 of 200 were, when the stop signal ended before the work).
     @Test func cancelledCallersWithCooperativeWorkNeverLeaveLoading() async {
+        // A request that never answers on its own and ends when cancelled: a sleep on a clock nobody moves.
+        let silentServer = ManualClock()
         var stuck = 0
         for _ in 0..<200 {
             let controller = LoadableController<String>(.loaded("old"))
             let caller = Task {
                 await controller.loadAndWait {
-                    try await Task.sleep(for: .seconds(30))
+                    try await silentServer.sleep(for: .seconds(30))
                     return "late"
                 }
             }
@@ -64,13 +66,7 @@ struct LoadableControllerEndingTests {
     @Test func cancelLetsAnAwaitedLoadReturnAtOnce() async {
         let controller = LoadableController<String>(.loaded("old"))
         let gate = Gate()
-        let caller = Task {
-            await controller.loadAndWait {
-                await gate.wait()
-                return "late"
-            }
-        }
-        await gate.arrived()
+        let caller = await awaitedLoad(of: controller, heldAt: gate)
         controller.cancel()
         await caller.value
         #expect(controller.state == .loaded("old"))

@@ -159,13 +159,7 @@ struct LoadableControllerTests {
     @Test func cancellingTheCallersTaskCancelsAnAwaitedLoadWhoseWorkRunsOn() async {
         let controller = LoadableController<String>(.loaded("old"))
         let gate = Gate()
-        let caller = Task {
-            await controller.loadAndWait {
-                await gate.wait()
-                return "late"
-            }
-        }
-        await gate.arrived()
+        let caller = await awaitedLoad(of: controller, heldAt: gate)
         caller.cancel()
         for _ in 0..<50 { await Task.yield() }
         gate.open()

@@ -131,10 +131,10 @@ struct LoadableSupportTests {
         let clock = ManualClock()
         let model = NumbersModel(clock: clock)
         let task = model.load(\.numbers, timeout: .seconds(3)) {
-            try await Task.sleep(for: .seconds(3_600))
+            try await clock.sleep(for: .seconds(3_600))  // work that would take an hour
             return []
         }
-        await clock.sleepers(atLeast: 1)
+        await clock.sleepers(atLeast: 2)  // the work and the timeout
         clock.advance(by: .seconds(3))
         await task.value
         await eventuallyOnMain { model.numbers == .error(TimeoutError(after: .seconds(3))) }

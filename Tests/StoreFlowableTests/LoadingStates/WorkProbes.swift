@@ -47,6 +47,20 @@ final class Gate: Sendable {
     }
 }
 
+/// Starts `loadAndWait` on `controller` in a task of its own, with work that waits at `gate` whatever
+/// happens (it ignores its cancellation) and then returns `"late"`; returns the task once the work runs.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+func awaitedLoad(of controller: LoadableController<String>, heldAt gate: Gate) async -> Task<Void, Never> {
+    let caller = Task {
+        await controller.loadAndWait {
+            await gate.wait()
+            return "late"
+        }
+    }
+    await gate.arrived()
+    return caller
+}
+
 /// Work that runs until its task is cancelled, then returns or throws what the test chose (as work that
 /// does not stop at cancellation does), recording that it saw the cancellation.
 ///
