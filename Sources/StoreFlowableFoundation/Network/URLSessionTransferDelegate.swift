@@ -28,18 +28,24 @@ final class URLSessionTransferDelegate: NSObject, URLSessionDataDelegate, Sendab
         completionHandler(goOn ? .allow : .cancel)
         // FoundationNetworking on Linux does not end the task on `.cancel`: it waits for the body until
         // the request's timeout. Cancelling the task ends it at once, on every platform.
-        if !goOn { Self.cancel(dataTask) }
+        if !goOn { cancel(dataTask) }
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        if transfer(of: dataTask)?.received(data) == true { Self.cancel(dataTask) }
+        if transfer(of: dataTask)?.received(data) == true { cancel(dataTask) }
     }
 
-    /// Cancels `task` from another queue: on Linux `cancel()` waits for the session's work queue, which
-    /// is busy reading while a fast server sends (a second in the tests on a loaded machine), and the
-    /// delegate queue must not stall meanwhile, since the transport's other requests use it too.
-    private static func cancel(_ task: URLSessionDataTask) {
-        DispatchQueue.global().async { task.cancel() }
+    /// Where this transport's tasks are cancelled: a serial queue of its own. On Linux `cancel()` waits
+    /// for the session's work queue, which is busy reading while a fast server sends (a second in the
+    /// tests on a loaded machine). Neither the delegate queue (the transport's other requests use it)
+    /// nor a thread of the cooperative pool may wait with it, nor the global queue: it runs only a few
+    /// blocks at once, and the cancels of a burst of cancelled requests, each waiting there, held up
+    /// another transport's cancel (CI saw a body past the bound read for 30 s after the stress test).
+    private let cancellations = DispatchQueue(label: "StoreFlowable.URLSessionTransport.cancellations")
+
+    /// Cancels `task` on the transport's cancellation queue.
+    func cancel(_ task: URLSessionTask) {
+        cancellations.async { task.cancel() }
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {

@@ -132,10 +132,9 @@ public final class URLSessionTransport: HTTPTransport {
                 transfer.start(continuation) { task.resume() }
             }
         } onCancel: {
-            // On Linux `cancel()` waits for the session's work queue; the cancelling thread (often one
-            // of the few threads of the cooperative pool) must not wait with it.
+            // On Linux `cancel()` waits for the session's work queue: not on the cancelling thread.
             #if canImport(FoundationNetworking)
-                DispatchQueue.global().async { task.cancel() }
+                transfers.cancel(task)
             #else
                 task.cancel()
             #endif
