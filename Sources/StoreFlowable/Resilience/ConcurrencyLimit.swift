@@ -1,0 +1,142 @@
+/// A limit on how many operations run at once, for example the requests sent to one origin.
+///
+/// Create one limit per origin you want to protect and pass the same object to every place that calls
+/// that origin: one limit may be shared by many keys, stores and managers. Each call to
+/// ``run(isolation:_:)`` takes one of the limit's permits for the duration of its operation.
+///
+/// ```swift
+/// let api = ConcurrencyLimit(maxConcurrent: 4)
+/// let user = try await api.run { try await client.fetchUser(id) }
+/// ```
+///
+/// Promises:
+/// - At most `maxConcurrent` operations run at once, whatever the number of callers.
+/// - Callers that have to wait are served in the order they called ``run(isolation:_:)`` (first come,
+///   first served); a newcomer never takes a permit while an earlier caller waits.
+/// - A caller cancelled while it waits leaves the queue at once, throws `CancellationError` and never
+///   runs its operation. A caller already cancelled when it calls ``run(isolation:_:)`` throws
+///   `CancellationError` at once without taking a permit.
+/// - Every permit taken is given back exactly once: when the operation returns or throws, or, for a
+///   caller cancelled just as a permit was handed to it, before it throws `CancellationError`. So
+///   cancelling callers at any moment never loses a permit and never lets more operations run.
+/// - No task is created: the operation runs on the caller's task, in the caller's isolation.
+///
+/// Waiting costs no thread; the limit's bookkeeping holds a lock only for a few instructions and never
+/// while running or resuming anyone's code.
+public final class ConcurrencyLimit: Sendable {
+    /// What the lock guards.
+    private struct Guarded: Sendable {
+        var state: ConcurrencyLimitState<CheckedContinuation<Void, any Error>>
+        /// The id the next caller that has to wait gets.
+        var nextID: UInt64 = 0
+    }
+
+    // Lock rule (see `PthreadMutex`): code under this lock only reads and writes `Guarded`; the
+    // continuations it returns are resumed after unlocking.
+    private let guarded: LockedValue<Guarded>
+
+    /// The greatest number of operations that may run at once (at least 1).
+    public let maxConcurrent: Int
+
+    /// Creates a limit with `maxConcurrent` permits, all free.
+    ///
+    /// Values of `maxConcurrent` below 1 (zero or negative) count as 1: the limit then runs one
+    /// operation at a time. It never refuses a value.
+    ///
+    /// - Parameter maxConcurrent: The greatest number of operations that may run at once.
+    public init(maxConcurrent: Int) {
+        let state = ConcurrencyLimitState<CheckedContinuation<Void, any Error>>(limit: maxConcurrent)
+        self.maxConcurrent = state.limit
+        guarded = LockedValue(Guarded(state: state))
+    }
+
+    /// How many operations hold a permit now, at most ``maxConcurrent``.
+    ///
+    /// It counts callers from the moment they are given a permit until their operation has ended, so a
+    /// caller just handed a permit whose task has not resumed yet counts as running. The value may be
+    /// out of date as soon as it is returned when other tasks use the limit; it is meant for tests and
+    /// metrics.
+    public var runningCount: Int {
+        guarded.withLock { $0.state.running }
+    }
+
+    /// How many callers wait for a permit now.
+    ///
+    /// A cancelled caller stops counting as soon as its cancellation is seen. The value may be out of
+    /// date as soon as it is returned when other tasks use the limit; it is meant for tests and metrics.
+    public var queuedCount: Int {
+        guarded.withLock { $0.state.queuedCount }
+    }
+
+    /// Runs `operation` once a permit is free and returns what it returns.
+    ///
+    /// When fewer than ``maxConcurrent`` operations run and nobody waits, `operation` starts at once.
+    /// Otherwise the caller waits, without blocking a thread, behind every caller that called earlier,
+    /// until an operation ends and hands it its permit. `operation` runs on the caller's task and in the
+    /// caller's isolation, so it may use the caller's actor-isolated state and return a value that is
+    /// not `Sendable`. The permit is given back when `operation` returns or throws.
+    ///
+    /// Cancellation: a caller cancelled before the call, or while it waits, throws `CancellationError`
+    /// without running `operation`, and a waiting caller leaves the queue at once. A caller whose
+    /// permit is handed over at the moment it is cancelled passes the permit on to the next caller and
+    /// throws `CancellationError` without running `operation`. Once `operation` has started, it decides
+    /// itself how to react to cancellation.
+    ///
+    /// - Parameters:
+    ///   - isolation: The actor `operation` runs on; defaults to the caller's.
+    ///   - operation: The work to run while holding a permit.
+    /// - Returns: What `operation` returned.
+    /// - Throws: `CancellationError` when the caller was cancelled before `operation` started; otherwise
+    ///   what `operation` throws.
+    public func run<T>(
+        isolation: isolated (any Actor)? = #isolation,
+        _ operation: () async throws -> T
+    ) async throws -> T {
+        try await acquirePermit(isolation: isolation)
+        defer { releasePermit() }
+        return try await operation()
+    }
+
+    /// Returns holding a permit, or throws `CancellationError` holding none.
+    private func acquirePermit(isolation: isolated (any Actor)?) async throws {
+        try Task.checkCancellation()
+        let queuedID = guarded.withLock { guarded -> UInt64? in
+            let id = guarded.nextID
+            guarded.nextID &+= 1  // 2^64 calls would take centuries; wrapping never traps.
+            switch guarded.state.acquire(id: id) {
+            case .granted: return nil
+            case .queued: return id
+            }
+        }
+        guard let id = queuedID else { return }
+
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let attachment = guarded.withLock { $0.state.attach(continuation, to: id) }
+                switch attachment {
+                case .waiting: break
+                case .granted: continuation.resume()
+                case .abandoned: continuation.resume(throwing: CancellationError())
+                }
+            }
+        } onCancel: {
+            // If the entry was already handed the permit, the waiter sees its cancellation below and
+            // passes the permit on.
+            if case .removed(let waiter) = guarded.withLock({ $0.state.abandon(id: id) }) {
+                waiter?.resume(throwing: CancellationError())
+            }
+        }
+        // The permit was handed over at about the moment the caller was cancelled: `operation` has not
+        // started, so the permit goes on to the next caller.
+        if Task.isCancelled {
+            releasePermit()
+            throw CancellationError()
+        }
+    }
+
+    /// Gives a permit back, handing it to the oldest waiting caller if there is one.
+    private func releasePermit() {
+        let next = guarded.withLock { $0.state.release() }
+        next?.resume()
+    }
+}
