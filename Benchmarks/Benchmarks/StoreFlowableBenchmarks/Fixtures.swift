@@ -1,4 +1,5 @@
 import StoreFlowable
+import Synchronization
 
 // The data, caches, origins and callbacks the benchmarks use. They are written the way the README and
 // Docs/GettingStarted.md tell a user to write them, with the library's public API only.
@@ -213,4 +214,15 @@ struct FeedCallback: PaginationStoreFlowableCallback {
     }
 
     func needRefresh(cachedData: [Article]) async -> Bool { await cache.isStale(key) }
+}
+
+/// An events observer that only counts the events it receives (one atomic add per event).
+final class CountingObserver: StoreEventObserver {
+    private let events = Atomic<Int>(0)
+
+    func observe(_ event: StoreEvent) {
+        events.wrappingAdd(1, ordering: .relaxed)
+    }
+
+    var count: Int { events.load(ordering: .relaxed) }
 }

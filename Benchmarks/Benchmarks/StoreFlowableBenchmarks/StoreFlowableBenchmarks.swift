@@ -145,6 +145,23 @@ func cacheHitBenchmarks() {
         benchmark.stopMeasurement()
         if lockedOrigin.callCount != 0 { benchmark.error("a cache hit fetched from the origin") }
     }
+
+    // The same store with an events observer set: each hit reports one `.cacheHit(.fresh)` event (to an
+    // observer that only counts), against the store above, which has none.
+    let observer = CountingObserver()
+    let observedStore = LockedCacheCallback(
+        key: 42, manager: FlowableDataStateManager(observer: observer), cache: lockedCache, origin: lockedOrigin
+    ).create()
+    Benchmark("CacheHit.requireData.lockedCache.observed", configuration: config) { benchmark in
+        blackHole(try await observedStore.requireData())
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            blackHole(try await observedStore.requireData())
+        }
+        benchmark.stopMeasurement()
+        if lockedOrigin.callCount != 0 { benchmark.error("a cache hit fetched from the origin") }
+        if observer.count == 0 { benchmark.error("the observer saw no event") }
+    }
 }
 
 // MARK: 2. publish() to the first completed state

@@ -30,15 +30,31 @@ public actor FlowableDataStateManager<Key: Hashable & Sendable> {
     /// Above every id and version any released slot handed out; new slots start above it.
     private var releasedIDs: UInt64 = 0
     private var idleErrors: ErrorRetention<SlotKey>
+    /// How the stores of this manager call the origin (retries, concurrency limit), unless a callback
+    /// returns its own ``StoreFlowableCallback/fetchPolicy``.
+    public nonisolated let fetchPolicy: FetchPolicy
+    /// The observer that receives the events of this manager's stores, if any.
+    public nonisolated let observer: (any StoreEventObserver)?
 
     /// Creates a manager that tracks no key yet.
     ///
-    /// - Parameter rememberedErrorLimit: How many keys nobody uses any more may be kept only to remember
-    ///   their last error (so that the next subscriber still sees it). Beyond this, the oldest such keys
-    ///   are forgotten and start from `.fixed` again. Values below zero count as zero. The default keeps
-    ///   memory bounded on servers where failures happen for ever-new keys.
-    public init(rememberedErrorLimit: Int = 1_000) {
+    /// - Parameters:
+    ///   - rememberedErrorLimit: How many keys nobody uses any more may be kept only to remember their
+    ///     last error (so that the next subscriber still sees it). Beyond this, the oldest such keys are
+    ///     forgotten and start from `.fixed` again. Values below zero count as zero. The default keeps
+    ///     memory bounded on servers where failures happen for ever-new keys.
+    ///   - fetchPolicy: How the stores of this manager call the origin: retries with backoff and a
+    ///     concurrency limit. By default, one attempt per fetch and no limit.
+    ///   - observer: Receives the events of this manager's stores (cache hits and misses, fetches,
+    ///     retries, stale values served, invalidations), for metrics and logs; `nil` by default, which
+    ///     costs one nil check per event.
+    public init(
+        rememberedErrorLimit: Int = 1_000, fetchPolicy: FetchPolicy = FetchPolicy(),
+        observer: (any StoreEventObserver)? = nil
+    ) {
         idleErrors = ErrorRetention(limit: rememberedErrorLimit)
+        self.fetchPolicy = fetchPolicy
+        self.observer = observer
     }
 
     /// The number of keys (per data type) whose state the manager currently keeps.

@@ -35,10 +35,12 @@ extension StoreEvent {
             case .cacheReadFailed(let error): "cache read failed: \(error)"
             case .joinedFetch: "joined fetch"
             case .fetchStarted(let attempt): "fetch started (attempt \(attempt))"
-            case .fetchSucceeded(let attempt, let duration): "fetch succeeded (attempt \(attempt), \(duration))"
+            case .fetchSucceeded(let attempt, let duration):
+                "fetch succeeded (attempt \(attempt), \(duration.eventDescription))"
             case .fetchFailed(let attempt, let duration, let error, let willRetry):
-                "fetch failed (attempt \(attempt), \(duration)\(willRetry ? ", will retry" : "")): \(error)"
-            case .retryScheduled(let attempt, let delay): "retry scheduled (attempt \(attempt) in \(delay))"
+                "fetch failed (attempt \(attempt), \(duration.eventDescription)\(willRetry ? ", will retry" : "")): \(error)"
+            case .retryScheduled(let attempt, let delay):
+                "retry scheduled (attempt \(attempt) in \(delay.eventDescription))"
             case .staleServed(let reason): "stale value served (\(reason))"
             case .batchDispatched(let size): "batch dispatched (\(size) keys)"
             case .invalidated: "invalidated"

@@ -73,11 +73,12 @@ extension CallbackStore {
             // back, so that the state manager knows no page call of this direction is running.
             try Task.checkCancellation()
             let node = node
+            let calls = OriginCalls(policy: callback.fetchPolicy, report: report)
             let read = try await readCacheForPage()
             cached = read
             let fetched = try await CallbackScope.run(node, .fetch) { () async throws -> (@Sendable (Data) -> Data)? in
                 guard let pages, let read else { return nil }
-                return try await pages.fetch(direction, read)
+                return try await calls.run { try await pages.fetch(direction, read) }
             }
             guard let fetched else {
                 // No cursor that way any more: nothing to fetch.

@@ -169,6 +169,7 @@ extension CallbackStore {
         }.value
         await manager.finishInvalidation(key, Data.self, invalidation: id).run(for: self)
         if let failure { throw StoreFlowableError.cacheWriteFailed(underlying: failure) }
+        report(.invalidated)
     }
 
     @usableFromInline

@@ -33,6 +33,10 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
     var key: Callback.Key { callback.key }
     /// The key as a node of the ``WaitGraph``, for the re-entrancy checks.
     var node: WaitNode { WaitNode(manager, key, Data.self) }
+    /// Reports this key's events to the manager's observer.
+    @usableFromInline var report: EventReporter {
+        EventReporter(observer: manager.observer, key: key, dataType: Data.self)
+    }
 
     // MARK: Reading
 
@@ -40,8 +44,19 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
     /// (it is never served, not even as content).
     @inlinable @inline(__always)
     func readCache() async -> CachedData<Data>? {
-        guard let read = try? await callback.loadCachedData(), read.freshness.isUsable else { return nil }
-        return read
+        do {
+            guard let read = try await callback.loadCachedData(), read.freshness.isUsable else { return nil }
+            return read
+        } catch {
+            reportReadFailure(error)
+            return nil
+        }
+    }
+
+    /// Reports a cache read that threw.
+    @usableFromInline @inline(never)
+    func reportReadFailure(_ error: any Error) {
+        report(.cacheReadFailed(error))
     }
 
     @inlinable
@@ -57,16 +72,25 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
             do {
                 read = try await callback.loadCachedData()
             } catch {
+                reportReadFailure(error)
                 throw StoreFlowableError.cacheReadFailed(underlying: error)
             }
             // A value inside the stale-while-revalidate window is served, but `.cache` never contacts the
             // origin, so nothing refreshes it.
-            guard let read, read.freshness.isServableWithoutFetch else { throw StoreFlowableError.noValidCache }
+            guard let read, read.freshness.isServableWithoutFetch else {
+                reportRead(read)
+                throw StoreFlowableError.noValidCache
+            }
+            if manager.observer != nil { reportRead(read) }
             return read.value
         case .both:
+            let manager = manager
             let epoch = manager.writeEpoch.current
             let read = await readCache()
-            if let read, read.freshness == .fresh { return read.value }
+            if let read, read.freshness == .fresh {
+                if manager.observer != nil { reportRead(read) }
+                return read.value
+            }
             return try await serve(read, readAt: epoch)
         case .origin:
             return try await awaitFetch()
@@ -85,6 +109,7 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
     ///   caller always gets `CancellationError`.
     @usableFromInline
     func serve(_ read: CachedData<Data>?, readAt epoch: UInt64) async throws -> Data {
+        reportRead(read)
         guard let read else { return try await fetchAfterInvalidRead(since: epoch) }
         switch read.freshness {
         case .fresh:
@@ -95,6 +120,7 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
             if !Task.isCancelled {
                 await manager.revalidate(key, Data.self, readEpoch: epoch).run(for: self)
             }
+            report(.staleServed(.revalidating))
             return read.value
         case .staleIfError:
             do {
@@ -108,6 +134,7 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
                 // Read again: while the fetch ran, the value may have left the window or passed `maxAge`,
                 // or been replaced. Only a value still inside the window stands in for the error.
                 guard let again = await readCache(), again.freshness.isServableOnError else { throw error }
+                report(.staleServed(.originFailed(error)))
                 return again.value
             }
         case .stale, .expired:
@@ -119,8 +146,22 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
     func validate() async {
         let epoch = manager.writeEpoch.current
         let read = await readCache()
+        reportRead(read)
         if let read, read.freshness == .fresh { return }
         _ = try? await fetchAfterInvalidRead(since: epoch)
+    }
+
+    /// Reports what a cache read found: a hit when it may be served without waiting for the origin, a
+    /// miss otherwise.
+    @usableFromInline
+    func reportRead(_ read: CachedData<Data>?) {
+        let report = report
+        guard report.observer != nil else { return }
+        if let read, read.freshness.isServableWithoutFetch {
+            report(.cacheHit(read.freshness))
+        } else {
+            report(.cacheMiss(freshness: read?.freshness))
+        }
     }
 
     /// Fetches after a cache read that found nothing fresh, unless the read missed a write: when a write
@@ -173,6 +214,7 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
         } else {
             (joined, effects) = await manager.join(key, Data.self, waiter)
         }
+        if joined != nil, effects.flightToStart == nil { report(.joinedFetch) }
         effects.run(for: self)
         guard let id = joined else { return nil }
         do {
@@ -241,6 +283,7 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
             // A value past its stale-while-revalidate point is shown as `.loading(content: stale)` until the
             // fetch returns: subscribers always see that a refresh is running.
             let read = await readCache()
+            reportRead(read)
             let expiry = firstReadExpiry(storedAt: read?.storedAt)
             await manager.initialRead(
                 key, subscriber: id, version: version, cached: read?.value, isValid: read?.freshness == .fresh,
@@ -274,7 +317,10 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
             // A flight cancelled before its task started never calls the origin, but still reports back,
             // so that the state manager knows no origin call of this key is running.
             try Task.checkCancellation()
-            data = try await CallbackScope.run(node, .fetch) { try await callback.fetchDataFromOrigin() }
+            let calls = OriginCalls(policy: callback.fetchPolicy, report: report)
+            data = try await CallbackScope.run(node, .fetch) {
+                try await calls.run { try await callback.fetchDataFromOrigin() }
+            }
         } catch {
             await manager.flightFailed(key, Data.self, flight: id, error: StoreFlowableError.fromOrigin(error))
                 .run(for: self)

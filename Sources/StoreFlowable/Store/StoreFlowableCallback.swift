@@ -12,7 +12,8 @@
 ///   default ``loadCachedData()``, which the store calls for those reads).
 /// - ``invalidateCache()``: from `invalidate()`, holding the key's write turn.
 /// - ``fetchDataFromOrigin()``: at most once at a time per key and manager, in an unstructured task that
-///   the store cancels when nobody waits for the result any more.
+///   the store cancels when nobody waits for the result any more; with a retry policy (see
+///   ``fetchPolicy``), several times in a row for one fetch, never twice at once.
 /// - ``saveDataToCache(newData:)``: after a successful fetch, and for `update`/`clear`; never twice at
 ///   once for the same key and manager, and in the order the store decided the writes.
 ///
@@ -85,6 +86,13 @@ public protocol StoreFlowableCallback: Sendable {
     /// - Throws: Any error; `invalidate()` then throws it as
     ///   ``StoreFlowableError/cacheWriteFailed(underlying:)``, and still refetches for subscribers.
     func invalidateCache() async throws
+
+    /// How the store calls the origin for this key: retries with backoff, and the concurrency limit it
+    /// shares with other stores of the same origin.
+    ///
+    /// The default implementation returns the manager's ``FlowableDataStateManager/fetchPolicy``;
+    /// implement it to give one store its own policy. The store reads it once per fetch.
+    var fetchPolicy: FetchPolicy { get }
 }
 
 extension StoreFlowableCallback {
@@ -104,6 +112,9 @@ extension StoreFlowableCallback {
 
     /// Does nothing: the cache keeps no invalidation mark.
     public func invalidateCache() async throws {}
+
+    /// The manager's fetch policy: ``FlowableDataStateManager/fetchPolicy``.
+    public var fetchPolicy: FetchPolicy { flowableDataStateManager.fetchPolicy }
 }
 
 extension StoreFlowableCallback {

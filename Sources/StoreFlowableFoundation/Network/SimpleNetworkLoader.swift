@@ -1,4 +1,5 @@
 public import Foundation
+import StoreFlowable
 
 #if canImport(FoundationNetworking)
     public import FoundationNetworking
@@ -91,6 +92,8 @@ public struct SimpleNetworkLoader<Key: Hashable & Sendable, Value: Sendable>: Se
         } catch {
             throw NetworkLoaderError.invalidRequest(underlying: error)
         }
+        // A request that may change the server is never sent twice by a retry policy.
+        if !Self.isIdempotent(request) { FetchAttempt.current?.forbidRetry() }
         let response: HTTPResponse
         do {
             response = try await transport.send(request, maxBodySize: maxBodySize)
@@ -112,5 +115,12 @@ public struct SimpleNetworkLoader<Key: Hashable & Sendable, Value: Sendable>: Se
         } catch {
             throw NetworkLoaderError.decodingFailed(underlying: error)
         }
+    }
+
+    /// Whether sending `request` twice has the effect of sending it once (RFC 9110 §9.2.2): every
+    /// method but `POST`, `PATCH` and `CONNECT` (and unknown ones).
+    static func isIdempotent(_ request: URLRequest) -> Bool {
+        let method = (request.httpMethod ?? "GET").uppercased()
+        return ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"].contains(method)
     }
 }

@@ -1,0 +1,128 @@
+/// How a store retries a failed origin fetch: how many attempts, how long it waits between them
+/// (exponential backoff with a cap and jitter), and which errors are worth another attempt.
+///
+/// ```swift
+/// let policy = RetryPolicy(maxAttempts: 4, baseDelay: .milliseconds(100), maxDelay: .seconds(5))
+/// ```
+///
+/// After attempt `n` fails with an error that ``retryAdvice`` says to retry, the store sleeps
+/// `min(maxDelay, baseDelay × 2ⁿ⁻¹)`, with ``jitter`` applied, on the fetch policy's clock, then calls
+/// the origin again; a server-supplied delay (``RetryAdvice/retryAfter(_:)``) replaces that backoff,
+/// capped at ``maxDelay``. All attempts belong to one fetch: callers and subscribers that arrive during
+/// a backoff join it, subscribers see `.loading` throughout and `.error` only after the last attempt,
+/// and the fetch ends (with no further origin call) as soon as nobody waits for it any more, even in
+/// the middle of a backoff.
+///
+/// Values out of range are clamped, never trapped on: fewer than one attempt counts as one, negative
+/// delays as zero, and a random number outside `0...1` is clamped into it.
+public struct RetryPolicy: Sendable {
+    /// The most origin calls one fetch makes, the first included; `1` never retries.
+    public var maxAttempts: Int
+    /// The backoff before the first retry; it doubles for each later one.
+    public var baseDelay: Duration
+    /// The longest the store waits before a retry, whether the backoff or the server asked for more.
+    public var maxDelay: Duration
+    /// The randomness added to the backoff.
+    public var jitter: Jitter
+    /// Decides, for the error an attempt threw, whether and when to retry.
+    public var retryAdvice: @Sendable (any Error) -> RetryAdvice
+    /// A uniformly distributed number in `0..<1`, for the jitter; inject a fixed sequence in tests.
+    public var random: @Sendable () -> Double
+
+    /// Creates a retry policy.
+    ///
+    /// - Parameters:
+    ///   - maxAttempts: The most origin calls one fetch makes, the first included (3 by default).
+    ///   - baseDelay: The backoff before the first retry (200 ms by default); it doubles each time.
+    ///   - maxDelay: The cap on every delay, a server-supplied one included (10 s by default).
+    ///   - jitter: The randomness added to the backoff (``Jitter/full`` by default).
+    ///   - retryAdvice: Whether and when to retry after an error; ``defaultAdvice(for:)`` by default.
+    ///   - random: A uniform random number in `0..<1`; the system generator by default.
+    public init(
+        maxAttempts: Int = 3, baseDelay: Duration = .milliseconds(200), maxDelay: Duration = .seconds(10),
+        jitter: Jitter = .full,
+        retryAdvice: @escaping @Sendable (any Error) -> RetryAdvice = RetryPolicy.defaultAdvice(for:),
+        random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
+    ) {
+        self.maxAttempts = maxAttempts
+        self.baseDelay = baseDelay
+        self.maxDelay = maxDelay
+        self.jitter = jitter
+        self.retryAdvice = retryAdvice
+        self.random = random
+    }
+
+    /// A policy that never retries: one origin call per fetch. The default of every manager.
+    public static var never: RetryPolicy { RetryPolicy(maxAttempts: 1) }
+
+    /// The default decision: what a ``RetryableError`` advises, and ``RetryAdvice/doNotRetry`` for
+    /// every other error.
+    ///
+    /// A cancellation (`CancellationError`, ``StoreFlowableError/originCancelled``) is never retried,
+    /// and neither is an error the core cannot classify: an unknown error may be permanent. With
+    /// `StoreFlowableFoundation`, `NetworkLoaderError` advises retrying timeouts, refused and broken
+    /// connections, and the statuses 408, 429, 500, 502, 503 and 504 (honouring `Retry-After`).
+    ///
+    /// - Parameter error: The error an origin call threw.
+    /// - Returns: What to do next.
+    @Sendable
+    public static func defaultAdvice(for error: any Error) -> RetryAdvice {
+        switch error {
+        case is CancellationError, StoreFlowableError.originCancelled: .doNotRetry
+        case let error as any RetryableError: error.retryAdvice
+        default: .doNotRetry
+        }
+    }
+
+    /// The attempts a fetch makes at most: ``maxAttempts``, at least 1.
+    var attemptLimit: Int { max(1, maxAttempts) }
+
+    /// How long to wait before the attempt after `attempt` failed with advice `advice`, or `nil` when
+    /// there is no next attempt (the advice says not to retry, or `attempt` was the last).
+    ///
+    /// - Parameters:
+    ///   - attempt: The number of the attempt that failed, from 1.
+    ///   - advice: What the failure's error advised.
+    /// - Returns: The delay, between zero and ``maxDelay``; `nil` for no retry.
+    public func delay(afterFailedAttempt attempt: Int, advice: RetryAdvice) -> Duration? {
+        guard attempt < attemptLimit else { return nil }
+        let cap = max(.zero, maxDelay)
+        switch advice {
+        case .doNotRetry:
+            return nil
+        case .retryAfter(let asked):
+            return min(cap, max(.zero, asked))
+        case .retry:
+            let backoff = min(cap, Self.doubling(max(.zero, baseDelay), times: attempt - 1, cap: cap))
+            let unit = min(max(random(), 0), 1)
+            switch jitter {
+            case .none: return backoff
+            case .full: return min(backoff, Self.scaled(backoff, by: unit))
+            case .equal: return min(backoff, backoff / 2 + Self.scaled(backoff / 2, by: unit))
+            }
+        }
+    }
+
+    /// `delay` doubled `times` times, stopping at `cap` (so it never overflows).
+    private static func doubling(_ delay: Duration, times: Int, cap: Duration) -> Duration {
+        var delay = delay
+        for _ in 0..<max(0, times) {
+            if delay == .zero { break }
+            if delay >= cap / 2 { return cap }
+            delay = delay * 2
+        }
+        return delay
+    }
+
+    /// `duration × factor` (a factor in `0...1`), to the nanosecond.
+    private static func scaled(_ duration: Duration, by factor: Double) -> Duration {
+        // Also keeps the conversion below in range: `Double(Int64.max)` rounds above `Int64.max`.
+        if factor >= 1 { return duration }
+        let (seconds, attoseconds) = duration.components
+        let scaledSeconds = Double(seconds) * factor
+        let whole = scaledSeconds.rounded(.down)
+        // Nanoseconds from the fraction of the scaled seconds and the scaled sub-second part.
+        let nanoseconds = ((scaledSeconds - whole) * 1e9 + Double(attoseconds) / 1e9 * factor).rounded()
+        return .seconds(Int64(whole)) + .nanoseconds(Int64(nanoseconds))
+    }
+}
