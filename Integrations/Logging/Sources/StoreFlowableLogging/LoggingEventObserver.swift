@@ -1,0 +1,119 @@
+public import Logging
+public import StoreFlowable
+
+/// A `StoreEventObserver` that writes the events of StoreFlowable's stores to a swift-log `Logger`.
+///
+/// Pass it to the manager of your stores; the entries go to the logger you give, or to a logger labelled
+/// `StoreFlowable` from the logging backend the program bootstrapped (`LoggingSystem.bootstrap(_:)`):
+///
+/// ```swift
+/// var logger = Logger(label: "com.example.users")
+/// logger.logLevel = .info
+/// let users = KeyedStore(
+///     cache: MemoryCache<Int, User>(),
+///     manager: FlowableDataStateManager(observer: LoggingEventObserver(logger: logger))
+/// ) { id in
+///     try await api.get(User.self, "/users/\(id)")
+/// }
+/// ```
+///
+/// Each event is one entry, with a short message that is the same for every event of its kind, at this
+/// level:
+///
+/// - `debug`: the everyday path. `cache hit`, `cache miss`, `joined fetch`, `fetch started`,
+///   `fetch succeeded`.
+/// - `info`: worth seeing in production. `retry scheduled`, `stale value served`, `batch dispatched`,
+///   `invalidated`.
+/// - `warning`: something failed. `fetch failed` (also when a retry follows), `cache read failed`.
+///
+/// The details are metadata. Every entry has `data_type` (the stores' data type, as `String(describing:)`
+/// writes it) and, but for a batch's, `key`; as the kind has them, `freshness`, `attempt`, `duration`,
+/// `error`, `will_retry`, `delay`, `reason` and `batch_size`.
+///
+/// Keys are fine in logs, unlike in metric dimensions: a log entry is one record, not a time series a
+/// backend keeps for every distinct value. A key is written as `String(describing:)` writes it; give
+/// keys that hold what must not reach logs (a token, say) a `description` that leaves it out.
+///
+/// Nothing is built for an entry below the logger's level: the message and metadata are only made when
+/// the logger writes the entry.
+public struct LoggingEventObserver: StoreEventObserver {
+    /// The logger the entries are written to.
+    public let logger: Logger
+
+    /// Creates an observer that writes the events to `logger`.
+    ///
+    /// - Parameter logger: The logger; by default one labelled `StoreFlowable`, from the logging backend
+    ///   the program bootstrapped. Its `logLevel` decides which entries are written.
+    public init(logger: Logger = Logger(label: "StoreFlowable")) {
+        self.logger = logger
+    }
+
+    /// Writes `event` as one entry, at its kind's level (see above).
+    ///
+    /// - Parameter event: The event a store reported.
+    public func observe(_ event: StoreEvent) {
+        logger.log(level: Self.level(of: event.kind), "\(Self.message(of: event.kind))", metadata: metadata(of: event))
+    }
+
+    /// The level of entries of `kind`.
+    private static func level(of kind: StoreEvent.Kind) -> Logger.Level {
+        switch kind {
+        case .cacheHit, .cacheMiss, .joinedFetch, .fetchStarted, .fetchSucceeded: .debug
+        case .retryScheduled, .staleServed, .batchDispatched, .invalidated: .info
+        case .fetchFailed, .cacheReadFailed: .warning
+        }
+    }
+
+    /// The message of entries of `kind`: the same for every event of the kind, so that entries group.
+    private static func message(of kind: StoreEvent.Kind) -> String {
+        switch kind {
+        case .cacheHit: "cache hit"
+        case .cacheMiss: "cache miss"
+        case .cacheReadFailed: "cache read failed"
+        case .joinedFetch: "joined fetch"
+        case .fetchStarted: "fetch started"
+        case .fetchSucceeded: "fetch succeeded"
+        case .fetchFailed: "fetch failed"
+        case .retryScheduled: "retry scheduled"
+        case .staleServed: "stale value served"
+        case .batchDispatched: "batch dispatched"
+        case .invalidated: "invalidated"
+        }
+    }
+
+    private func metadata(of event: StoreEvent) -> Logger.Metadata {
+        var metadata: Logger.Metadata = ["data_type": "\(event.dataType)"]
+        if let key = event.key { metadata["key"] = "\(key)" }
+        switch event.kind {
+        case .cacheHit(let freshness):
+            metadata["freshness"] = "\(freshness)"
+        case .cacheMiss(let freshness):
+            if let freshness { metadata["freshness"] = "\(freshness)" }
+        case .cacheReadFailed(let error):
+            metadata["error"] = "\(error)"
+        case .joinedFetch, .invalidated:
+            break
+        case .fetchStarted(let attempt):
+            metadata["attempt"] = "\(attempt)"
+        case .fetchSucceeded(let attempt, let duration):
+            metadata["attempt"] = "\(attempt)"
+            metadata["duration"] = "\(duration)"
+        case .fetchFailed(let attempt, let duration, let error, let willRetry):
+            metadata["attempt"] = "\(attempt)"
+            metadata["duration"] = "\(duration)"
+            metadata["error"] = "\(error)"
+            metadata["will_retry"] = "\(willRetry)"
+        case .retryScheduled(let attempt, let delay):
+            metadata["attempt"] = "\(attempt)"
+            metadata["delay"] = "\(delay)"
+        case .staleServed(.revalidating):
+            metadata["reason"] = "revalidating"
+        case .staleServed(.originFailed(let error)):
+            metadata["reason"] = "origin_failed"
+            metadata["error"] = "\(error)"
+        case .batchDispatched(let size):
+            metadata["batch_size"] = "\(size)"
+        }
+        return metadata
+    }
+}

@@ -1,0 +1,119 @@
+public import CoreMetrics
+public import StoreFlowable
+
+/// A `StoreEventObserver` that forwards the events of StoreFlowable's stores to swift-metrics.
+///
+/// Pass it to the manager of your stores; the metrics go to the backend the program bootstrapped
+/// (`MetricsSystem.bootstrap(_:)`), or to the `factory` you give:
+///
+/// ```swift
+/// let users = KeyedStore(
+///     cache: MemoryCache<Int, User>(),
+///     manager: FlowableDataStateManager(observer: MetricsEventObserver())
+/// ) { id in
+///     try await api.get(User.self, "/users/\(id)")
+/// }
+/// ```
+///
+/// The metrics, named with the default prefix. Each has the dimension `data_type`, the stores' data type
+/// as `String(describing:)` writes it (`User`, `Array<Article>`), and at most one more:
+///
+/// - `storeflowable_cache_reads` (counter), by `result`: `hit_fresh`, `hit_stale`, `miss`, `read_failed`.
+/// - `storeflowable_fetches` (counter), by `outcome`: `started`, `succeeded`, `failed`, and `joined` for a
+///   caller that joined a fetch already running.
+/// - `storeflowable_fetch_duration` (timer), by `outcome`: `succeeded`, `failed`. How long each origin
+///   call took.
+/// - `storeflowable_retries_scheduled` (counter): the retries a retry policy scheduled.
+/// - `storeflowable_stale_served` (counter), by `reason`: `revalidating`, `origin_failed`. Stale values
+///   served instead of fresh ones.
+/// - `storeflowable_invalidations` (counter): the `invalidate()` calls that marked a cached value stale.
+/// - `storeflowable_batch_size` (recorder): the number of keys of each batched origin call.
+///
+/// A cache read that throws counts as `read_failed`; when the store then fetches, the same read counts as
+/// a `miss` too. Every attempt of a retried fetch counts as `started`, then `succeeded` or `failed`.
+///
+/// The key of an event is never a dimension. Keys are unbounded (a user id, a URL), and a metrics
+/// backend keeps one time series per distinct set of dimensions: a key dimension would grow the backend
+/// without limit. Log keys instead (`LoggingEventObserver`, in the `StoreFlowableLogging` package).
+///
+/// Each event asks the factory for its metric by label and dimensions, as `Counter(label:dimensions:)`
+/// does; backends return one metric for one label and set of dimensions.
+public struct MetricsEventObserver: StoreEventObserver {
+    /// The metrics backend the events are counted in.
+    public let factory: any MetricsFactory
+    /// The start of every metric's label, followed by `_`; no prefix (and no `_`) when empty.
+    public let labelPrefix: String
+
+    /// Creates an observer that counts the events in `factory`.
+    ///
+    /// - Parameters:
+    ///   - factory: The metrics backend; by default the one the program bootstrapped
+    ///     (`MetricsSystem.factory`). Pass a `TestMetrics` in tests.
+    ///   - labelPrefix: The start of every metric's label: `storeflowable` gives
+    ///     `storeflowable_cache_reads`.
+    public init(factory: any MetricsFactory = MetricsSystem.factory, labelPrefix: String = "storeflowable") {
+        self.factory = factory
+        self.labelPrefix = labelPrefix
+    }
+
+    /// Counts `event` in its metric (see the list above); the end of an origin call also records its
+    /// duration.
+    ///
+    /// - Parameter event: The event a store reported.
+    public func observe(_ event: StoreEvent) {
+        let dataType = ("data_type", String(describing: event.dataType))
+        switch event.kind {
+        case .cacheHit(let freshness):
+            count("cache_reads", dataType, ("result", freshness == .fresh ? "hit_fresh" : "hit_stale"))
+        case .cacheMiss:
+            count("cache_reads", dataType, ("result", "miss"))
+        case .cacheReadFailed:
+            count("cache_reads", dataType, ("result", "read_failed"))
+        case .joinedFetch:
+            count("fetches", dataType, ("outcome", "joined"))
+        case .fetchStarted:
+            count("fetches", dataType, ("outcome", "started"))
+        case .fetchSucceeded(_, let duration):
+            count("fetches", dataType, ("outcome", "succeeded"))
+            time("fetch_duration", duration, dataType, ("outcome", "succeeded"))
+        case .fetchFailed(_, let duration, _, _):
+            count("fetches", dataType, ("outcome", "failed"))
+            time("fetch_duration", duration, dataType, ("outcome", "failed"))
+        case .retryScheduled:
+            count("retries_scheduled", dataType)
+        case .staleServed(.revalidating):
+            count("stale_served", dataType, ("reason", "revalidating"))
+        case .staleServed(.originFailed):
+            count("stale_served", dataType, ("reason", "origin_failed"))
+        case .batchDispatched(let size):
+            factory.makeRecorder(label: label("batch_size"), dimensions: [dataType], aggregate: true)
+                .record(Int64(size))
+        case .invalidated:
+            count("invalidations", dataType)
+        }
+    }
+
+    // The factory's handlers are used directly, as `Counter` and `Timer` use them: initializers of those
+    // types that take a factory only came with later releases of swift-metrics than this package needs.
+
+    private func label(_ name: String) -> String {
+        labelPrefix.isEmpty ? name : labelPrefix + "_" + name
+    }
+
+    private func count(_ name: String, _ dimensions: (String, String)...) {
+        factory.makeCounter(label: label(name), dimensions: dimensions).increment(by: 1)
+    }
+
+    private func time(_ name: String, _ duration: Duration, _ dimensions: (String, String)...) {
+        factory.makeTimer(label: label(name), dimensions: dimensions).recordNanoseconds(Self.nanoseconds(duration))
+    }
+
+    /// `duration` in whole nanoseconds, saturating at the bounds of `Int64` (about 292 years).
+    private static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        let (total, overflowAgain) = whole.addingReportingOverflow(attoseconds / 1_000_000_000)
+        guard !overflow, !overflowAgain else { return seconds < 0 ? .min : .max }
+        return total
+    }
+}
