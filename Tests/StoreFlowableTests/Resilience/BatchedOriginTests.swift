@@ -17,11 +17,11 @@ struct BatchedOriginTests {
             calls.record(keys)
             return values(of: keys)
         }
-        let callers = (0..<1_000).map { index in Task { (index % 100, try await origin.load(index % 100)) } }
+        let keys = (0..<1_000).map { $0 % 100 }
+        let callers = keys.map { key in Caller(of: origin, key: key) }
         await dispatchPending(of: origin, on: clock, callers: 1_000)
-        for caller in callers {
-            let (key, value) = try await caller.value
-            #expect(value == "v\(key)")
+        for (key, caller) in zip(keys, callers) {
+            #expect(try await caller.value == "v\(key)")
         }
         #expect(calls.all.count == 1)
         #expect(calls.all.first?.count == 100)
@@ -35,7 +35,7 @@ struct BatchedOriginTests {
             calls.record(keys)
             return values(of: keys)
         }
-        let callers = (0..<100).map { key in Task { try await origin.load(key) } }
+        let callers = (0..<100).map { key in Caller(of: origin, key: key) }
         await waitUntil { calls.all.count == 3 && origin.pendingKeyCount == 10 }
         await dispatchPending(of: origin, on: clock, callers: 10)
         for (key, caller) in callers.enumerated() {
@@ -56,7 +56,7 @@ struct BatchedOriginTests {
             results[99] = .success("not asked for")
             return results
         }
-        let callers = [1, 2, 3].map { key in Task { try await origin.load(key) } }
+        let callers = [1, 2, 3].map { key in Caller(of: origin, key: key) }
         await dispatchPending(of: origin, on: clock, callers: 3)
         #expect(try await callers[0].value == "v1")
         await #expect(throws: Boom(id: 2)) { try await callers[1].value }
@@ -66,7 +66,7 @@ struct BatchedOriginTests {
     @Test func aThrowingBatchFunctionFailsEveryKeyOfTheBatch() async {
         let clock = ManualClock()
         let origin = BatchedOrigin<Int, String>(window: Self.window, clock: clock) { _ in throw Boom(id: 0) }
-        let callers = [1, 2, 2].map { key in Task { try await origin.load(key) } }
+        let callers = [1, 2, 2].map { key in Caller(of: origin, key: key) }
         await dispatchPending(of: origin, on: clock, callers: 3)
         for caller in callers {
             await #expect(throws: Boom(id: 0)) { try await caller.value }
@@ -80,7 +80,7 @@ struct BatchedOriginTests {
             calls.record(keys)
             return values(of: keys)
         }
-        let callers = (0..<5).map { key in Task { try await origin.load(key) } }
+        let callers = (0..<5).map { key in Caller(of: origin, key: key) }
         await waitUntil { origin.waitingCallerCount == 5 }
         callers[1].cancel()
         callers[3].cancel()
@@ -101,8 +101,8 @@ struct BatchedOriginTests {
             calls.record(keys)
             return values(of: keys)
         }
-        let leaving = Task { try await origin.load(7) }
-        let staying = Task { try await origin.load(7) }
+        let leaving = Caller(of: origin, key: 7)
+        let staying = Caller(of: origin, key: 7)
         await waitUntil { origin.waitingCallerCount == 2 }
         leaving.cancel()
         await #expect(throws: CancellationError.self) { try await leaving.value }
@@ -119,7 +119,7 @@ struct BatchedOriginTests {
             calls.record(keys)
             return values(of: keys)
         }
-        let callers = [1, 2].map { key in Task { try await origin.load(key) } }
+        let callers = [1, 2].map { key in Caller(of: origin, key: key) }
         await waitUntil { origin.waitingCallerCount == 2 }
         await clock.sleepers(atLeast: 1)
         for caller in callers { caller.cancel() }
@@ -130,7 +130,7 @@ struct BatchedOriginTests {
         #expect(clock.sleeperCount == 0, "the window of the discarded batch is cancelled")
         clock.advance(by: Self.window)
         // A new batch afterwards is sent alone: nothing of the discarded one is left in it.
-        let next = Task { try await origin.load(3) }
+        let next = Caller(of: origin, key: 3)
         await dispatchPending(of: origin, on: clock, callers: 1)
         _ = try? await next.value
         #expect(calls.all == [[3]])
@@ -143,10 +143,11 @@ struct BatchedOriginTests {
             calls.record(keys)
             return values(of: keys)
         }
-        let caller = Task {
-            withUnsafeCurrentTask { $0?.cancel() }
-            return try await origin.load(1)
-        }
+        let caller = Caller(
+            Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                return try await origin.load(1)
+            })
         await #expect(throws: CancellationError.self) { try await caller.value }
         #expect(origin.pendingKeyCount == 0)
         #expect(origin.waitingCallerCount == 0)
@@ -156,12 +157,14 @@ struct BatchedOriginTests {
     @Test func whenEveryCallerLeavesARunningBatchItsFetchIsCancelled() async {
         let clock = ManualClock()
         let probe = Probe()
-        let origin = BatchedOrigin<Int, String>(window: Self.window, clock: clock) { _ in
-            try await probe.runUntilCancelled(returning: [:])
+        let calls = CallLog()
+        let origin = BatchedOrigin<Int, String>(window: Self.window, clock: clock) { keys in
+            calls.record(keys)
+            return try await probe.runUntilCancelled(returning: [:])
         }
-        let callers = [1, 2, 2].map { key in Task { try await origin.load(key) } }
+        let callers = [1, 2, 2].map { key in Caller(of: origin, key: key) }
         await dispatchPending(of: origin, on: clock, callers: 3)
-        await probe.started()
+        await waitUntil { calls.all.count == 1 }
         callers[0].cancel()
         callers[1].cancel()
         #expect(origin.runningBatchCount == 1, "key 2 still has a caller")
@@ -171,20 +174,23 @@ struct BatchedOriginTests {
         for caller in callers {
             await #expect(throws: CancellationError.self) { try await caller.value }
         }
-        #expect(await probe.wasCancelled())
+        await waitUntil { probe.sawCancellationSoFar }
+        #expect(probe.sawCancellationSoFar)
     }
 
     @Test func aBatchFunctionIgnoringCancellationHoldsNoCancelledCaller() async throws {
         let clock = ManualClock()
         let gate = Gate()
+        let calls = CallLog()
         let origin = BatchedOrigin<Int, String>(window: Self.window, clock: clock) { keys in
+            calls.record(keys)
             await gate.wait()
             return values(of: keys)
         }
-        let leaving = Task { try await origin.load(1) }
-        let staying = Task { try await origin.load(2) }
+        let leaving = Caller(of: origin, key: 1)
+        let staying = Caller(of: origin, key: 2)
         await dispatchPending(of: origin, on: clock, callers: 2)
-        await gate.arrived()
+        await waitUntil { calls.all.count == 1 }
         leaving.cancel()
         // Returns while the batch function still waits at the closed gate.
         await #expect(throws: CancellationError.self) { try await leaving.value }
@@ -197,13 +203,15 @@ struct BatchedOriginTests {
     @Test func aBatchFunctionIgnoringCancellationHoldsNoneOfItsCancelledCallers() async {
         let clock = ManualClock()
         let gate = Gate()
+        let calls = CallLog()
         let origin = BatchedOrigin<Int, String>(window: Self.window, clock: clock) { keys in
+            calls.record(keys)
             await gate.wait()
             return values(of: keys)
         }
-        let callers = [1, 2].map { key in Task { try await origin.load(key) } }
+        let callers = [1, 2].map { key in Caller(of: origin, key: key) }
         await dispatchPending(of: origin, on: clock, callers: 2)
-        await gate.arrived()
+        await waitUntil { calls.all.count == 1 }
         for caller in callers { caller.cancel() }
         for caller in callers {
             await #expect(throws: CancellationError.self) { try await caller.value }
@@ -221,10 +229,10 @@ struct BatchedOriginTests {
             await gate.wait()
             return values(of: keys)
         }
-        let first = Task { try await origin.load(1) }
+        let first = Caller(of: origin, key: 1)
         await dispatchPending(of: origin, on: clock, callers: 1)
-        await gate.arrived()
-        let second = Task { try await origin.load(1) }
+        await waitUntil { calls.all.count == 1 }
+        let second = Caller(of: origin, key: 1)
         await waitUntil { origin.waitingCallerCount == 2 }
         #expect(origin.pendingKeyCount == 0)
         #expect(origin.runningBatchCount == 1)
@@ -243,11 +251,11 @@ struct BatchedOriginTests {
             if calls.all.count == 1 { throw Boom(id: 1) }
             return values(of: keys)
         }
-        let failing = Task { try await origin.load(1) }
+        let failing = Caller(of: origin, key: 1)
         await dispatchPending(of: origin, on: clock, callers: 1)
         await #expect(throws: Boom(id: 1)) { try await failing.value }
         for _ in 0..<2 {
-            let again = Task { try await origin.load(1) }
+            let again = Caller(of: origin, key: 1)
             await dispatchPending(of: origin, on: clock, callers: 1)
             #expect(try await again.value == "v1")
         }
@@ -264,7 +272,7 @@ struct BatchedOriginTests {
             calls.record(keys)
             return values(of: keys)
         }
-        let callers = (0..<5).map { key in Task { try await origin.load(key) } }
+        let callers = (0..<5).map { key in Caller(of: origin, key: key) }
         await waitUntil { calls.all.count == 1 && origin.pendingKeyCount == 2 }
         await dispatchPending(of: origin, on: clock, callers: 2)
         for caller in callers { _ = try await caller.value }
@@ -301,7 +309,7 @@ struct BatchedOriginTests {
                 return values(of: keys)
             }
         }
-        let callers = origins.map { origin in Task { try await origin.load(1) } }
+        let callers = origins.map { origin in Caller(of: origin, key: 1) }
         await waitUntil { origins.allSatisfy { $0.waitingCallerCount == 1 } }
         await clock.sleepers(atLeast: 2)
         clock.advance(by: Self.window)
@@ -322,7 +330,7 @@ struct BatchedOriginStressTests {
 
     @Test(arguments: 0..<4)
     func callersCancelledAtRandomMomentsLeaveNothingBehind(part: Int) async {
-        for round in 0..<100 {
+        for round in 0..<100 where !Task.isCancelled {
             await runRound(seed: UInt64(part * 100 + round))
         }
     }
@@ -356,10 +364,11 @@ struct BatchedOriginStressTests {
         }
         let finished = LockedValue(0)
         let callers = plan.map { caller in
-            let task = Task {
-                defer { finished.withLock { $0 += 1 } }
-                return try await origin.load(caller.key)
-            }
+            let task = Caller(
+                Task {
+                    defer { finished.withLock { $0 += 1 } }
+                    return try await origin.load(caller.key)
+                })
             if caller.moment == .beforeCalling { task.cancel() }
             return task
         }
@@ -418,9 +427,9 @@ private struct Boom: Error, Equatable {
     let id: Int
 }
 
-/// Every key's value: `"v"` and the key.
+/// Every key's value: `"v"` and the key (a key sent twice, which the tests check against, is no crash).
 private func values(of keys: [Int]) -> [Int: Result<String, any Error>] {
-    Dictionary(uniqueKeysWithValues: keys.map { ($0, .success("v\($0)")) })
+    Dictionary(keys.map { ($0, .success("v\($0)")) }, uniquingKeysWith: { first, _ in first })
 }
 
 /// The keys of every call of a batch function, in call order.
@@ -445,9 +454,51 @@ private final class EventLog: StoreEventObserver {
     var all: [StoreEvent] { events.withLock { $0 } }
 }
 
+/// A call of `load` in a task of its own. Awaiting its outcome from a test that is cancelled (at its time
+/// limit) cancels the call, so that a caller never answered fails the test instead of hanging it.
+private struct Caller: Sendable {
+    let task: Task<String, any Error>
+
+    init(_ task: Task<String, any Error>) {
+        self.task = task
+    }
+
+    init(of origin: BatchedOrigin<Int, String>, key: Int) {
+        self.init(Task { try await origin.load(key) })
+    }
+
+    /// The value the call returned.
+    var value: String {
+        get async throws {
+            try await withTaskCancellationHandler {
+                try await task.value
+            } onCancel: {
+                task.cancel()
+            }
+        }
+    }
+
+    /// What the call returned or threw.
+    var result: Result<String, any Error> {
+        get async {
+            do {
+                return .success(try await value)
+            } catch {
+                return .failure(error)
+            }
+        }
+    }
+
+    func cancel() {
+        task.cancel()
+    }
+}
+
 /// Returns once `condition` holds, yielding in between (never sleeping).
+/// Returns once `condition` holds, yielding in between (never sleeping); returns early when the test
+/// is cancelled (at its time limit), so that a condition never met fails the test instead of hanging it.
 private func waitUntil(_ condition: () -> Bool) async {
-    while !condition() { await Task.yield() }
+    while !condition() && !Task.isCancelled { await Task.yield() }
 }
 
 /// Waits until `callers` callers wait in `origin` and its window timer sleeps, then ends the window.
