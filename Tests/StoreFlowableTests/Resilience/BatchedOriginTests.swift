@@ -300,6 +300,14 @@ struct BatchedOriginTests {
         #expect(try await immediate.load(3) == "v3")
     }
 
+    /// The defaults (a 5 ms window on the continuous clock) need no argument; nothing here loads, so
+    /// nothing sleeps on the real clock.
+    @Test func theDefaultsNeedOnlyTheBatchFunction() {
+        let origin = BatchedOrigin<Int, String> { keys in values(of: keys) }
+        #expect(origin.pendingKeyCount == 0)
+        #expect(origin.runningBatchCount == 0)
+    }
+
     @Test func instancesShareNothing() async throws {
         let clock = ManualClock()
         let calls = CallLog()
