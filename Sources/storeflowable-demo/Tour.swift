@@ -13,6 +13,7 @@ enum Part: String, CaseIterable {
     case edit
     case loaders
     case loadingStates = "loading-states"
+    case resilience
 
     /// The command-line flag that selects this part.
     var flag: String { "--\(rawValue)" }
@@ -31,6 +32,7 @@ enum Part: String, CaseIterable {
         case .edit: "update { } from 100 tasks at once: every append kept"
         case .loaders: "observable Loaders over a JSON API: one request, typed errors"
         case .loadingStates: "a load with a \"taking longer\" interrupt and a timeout, on a clock"
+        case .resilience: "100 users in one batched call; retries; a concurrency limit"
         }
     }
 
@@ -49,6 +51,7 @@ enum Part: String, CaseIterable {
         case .edit: "Edit: update { } changes a cached list atomically"
         case .loaders: "Loaders: what a screen holds, over a JSON HTTP API"
         case .loadingStates: "Loading states: interrupts, a timeout, only the current load writes"
+        case .resilience: "Resilience: batching, retries with backoff, a concurrency limit"
         }
     }
 }
@@ -71,6 +74,7 @@ func runTour(_ parts: [Part]) async -> [String] {
         case .edit: await showEdit(&checks)
         case .loaders: await showLoaders(&checks)
         case .loadingStates: await showLoadingStates(&checks)
+        case .resilience: await showResilience(&checks)
         }
     }
     return checks.problems
