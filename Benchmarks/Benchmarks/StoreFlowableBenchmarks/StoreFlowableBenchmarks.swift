@@ -55,6 +55,7 @@ let benchmarks: @Sendable () -> Void = {
     diskCacheBenchmarks()
     loaderBenchmarks()
     loadingStateBenchmarks()
+    batchBenchmarks()
 }
 
 // MARK: 1. Cache hit

@@ -110,6 +110,11 @@ public final class ConcurrencyLimit: Sendable {
         }
         guard let id = queuedID else { return }
 
+        // The caller holds its place in line from here. The cancellation handler may run before the
+        // continuation is attached (or during the wait): it removes the entry, and `attach` then tells
+        // the caller so. The permit may likewise be handed to the entry before the attach, which
+        // `attach` also tells. Either way the continuation is resumed exactly once.
+
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let attachment = guarded.withLock { $0.state.attach(continuation, to: id) }
