@@ -86,7 +86,10 @@ public final class StateRecorder<Value: Sendable>: Sendable {
     /// it may run on the recorder's task and must not block.
     ///
     /// - Parameters:
-    ///   - timeout: How long to wait at most, measured on the recorder's clock.
+    ///   - timeout: How long to wait at most, measured on the recorder's clock: 30 s by default, so that
+    ///     a whole suite run in parallel under ThreadSanitizer on a busy machine (which starves a test
+    ///     of the processor for seconds) does not fail, while a state that never comes still fails well
+    ///     inside a one-minute `.timeLimit`.
     ///   - predicate: The condition on all states seen, oldest first.
     /// - Returns: The states for which `predicate` returned `true`.
     /// - Throws: ``StateRecorderError`` with ``StateRecorderError/Reason/timedOut(after:)`` when the
@@ -94,7 +97,7 @@ public final class StateRecorder<Value: Sendable>: Sendable {
     ///   `CancellationError` when the calling task is cancelled.
     @discardableResult
     public func waitUntil(
-        timeout: Duration = .seconds(10),
+        timeout: Duration = .seconds(30),
         _ predicate: @escaping @Sendable ([LoadingState<Value>]) -> Bool
     ) async throws -> [LoadingState<Value>] {
         let clock = clock
@@ -120,7 +123,7 @@ public final class StateRecorder<Value: Sendable>: Sendable {
     /// - Throws: The errors of ``waitUntil(timeout:_:)``.
     @discardableResult
     public func waitForLatest(
-        timeout: Duration = .seconds(10),
+        timeout: Duration = .seconds(30),
         _ predicate: @escaping @Sendable (LoadingState<Value>) -> Bool
     ) async throws -> LoadingState<Value> {
         let states = try await waitUntil(timeout: timeout) { states in
