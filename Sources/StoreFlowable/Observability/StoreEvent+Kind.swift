@@ -10,6 +10,11 @@ extension StoreEvent {
         case cacheMiss(freshness: Freshness?)
         /// Reading the cache threw (a damaged entry, an unreadable file): the read counted as a miss.
         case cacheReadFailed(any Error)
+        /// A cache found a damaged entry (a truncated or corrupted file, a value that no longer
+        /// decodes), dropped it and answered the read with a miss; `reason` says what was wrong.
+        /// Reported by caches that detect damage themselves: a `DiskCache` whose events are forwarded
+        /// with `StoreEvent(_:valueType:)` of `StoreFlowableFoundation`. The key is not known then.
+        case cacheEntryCorrupt(reason: String)
         /// A caller joined the key's fetch that was already running instead of starting one.
         case joinedFetch
         /// An origin call started; `attempt` counts from 1 (above 1 for a retry).
@@ -33,6 +38,7 @@ extension StoreEvent {
             case .cacheHit(let freshness): "cache hit (\(freshness))"
             case .cacheMiss(let freshness): "cache miss" + (freshness.map { " (\($0))" } ?? "")
             case .cacheReadFailed(let error): "cache read failed: \(error)"
+            case .cacheEntryCorrupt(let reason): "cache entry corrupt: \(reason)"
             case .joinedFetch: "joined fetch"
             case .fetchStarted(let attempt): "fetch started (attempt \(attempt))"
             case .fetchSucceeded(let attempt, let duration):

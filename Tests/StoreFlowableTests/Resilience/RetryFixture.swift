@@ -45,6 +45,7 @@ struct RetryFixture: Sendable {
         case .cacheHit(let freshness): "hit \(freshness)"
         case .cacheMiss(let freshness): "miss" + (freshness.map { " \($0)" } ?? "")
         case .cacheReadFailed: "read failed"
+        case .cacheEntryCorrupt: "corrupt"
         case .joinedFetch: "joined"
         case .fetchStarted(let attempt): "started \(attempt)"
         case .fetchSucceeded(let attempt, let duration): "succeeded \(attempt) \(milliseconds(duration))ms"

@@ -60,7 +60,7 @@ public struct LoggingEventObserver: StoreEventObserver {
         switch kind {
         case .cacheHit, .cacheMiss, .joinedFetch, .fetchStarted, .fetchSucceeded: .debug
         case .retryScheduled, .staleServed, .batchDispatched, .invalidated: .info
-        case .fetchFailed, .cacheReadFailed: .warning
+        case .fetchFailed, .cacheReadFailed, .cacheEntryCorrupt: .warning
         }
     }
 
@@ -70,6 +70,7 @@ public struct LoggingEventObserver: StoreEventObserver {
         case .cacheHit: "cache hit"
         case .cacheMiss: "cache miss"
         case .cacheReadFailed: "cache read failed"
+        case .cacheEntryCorrupt: "cache entry corrupt"
         case .joinedFetch: "joined fetch"
         case .fetchStarted: "fetch started"
         case .fetchSucceeded: "fetch succeeded"
@@ -91,6 +92,8 @@ public struct LoggingEventObserver: StoreEventObserver {
             if let freshness { metadata["freshness"] = "\(freshness)" }
         case .cacheReadFailed(let error):
             metadata["error"] = "\(error)"
+        case .cacheEntryCorrupt(let reason):
+            metadata["reason"] = "\(reason)"
         case .joinedFetch, .invalidated:
             break
         case .fetchStarted(let attempt):

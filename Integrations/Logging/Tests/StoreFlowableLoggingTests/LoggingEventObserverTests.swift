@@ -46,6 +46,7 @@ struct LoggingEventObserverTests {
             .joinedFetch, .fetchFailed(attempt: 1, duration: .milliseconds(250), error: Failure(), willRetry: true),
             .retryScheduled(attempt: 2, delay: .milliseconds(100)), .staleServed(.revalidating),
             .staleServed(.originFailed(Failure())), .invalidated,
+            .cacheEntryCorrupt(reason: "checksum mismatch"),
         ]
         for kind in kinds { observer.observe(StoreEvent(kind, key: "user-42", dataType: [Int].self)) }
         observer.observe(StoreEvent(.batchDispatched(size: 25), key: nil, dataType: [Int].self))
@@ -62,6 +63,7 @@ struct LoggingEventObserverTests {
                 "info stale value served [\(subject) reason=revalidating]",
                 "info stale value served [data_type=Array<Int> error=the failure key=user-42 reason=origin_failed]",
                 "info invalidated [\(subject)]",
+                "warning cache entry corrupt [\(subject) reason=checksum mismatch]",
                 "info batch dispatched [batch_size=25 data_type=Array<Int>]",
             ])
     }

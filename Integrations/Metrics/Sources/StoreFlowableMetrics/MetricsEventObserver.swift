@@ -69,6 +69,8 @@ public struct MetricsEventObserver: StoreEventObserver {
             count("cache_reads", dataType, ("result", "miss"))
         case .cacheReadFailed:
             count("cache_reads", dataType, ("result", "read_failed"))
+        case .cacheEntryCorrupt:
+            count("corrupt_cache_entries", dataType)
         case .joinedFetch:
             count("fetches", dataType, ("outcome", "joined"))
         case .fetchStarted:

@@ -78,6 +78,7 @@ struct MetricsEventObserverTests {
             .retryScheduled(attempt: 2, delay: .milliseconds(100)), .fetchStarted(attempt: 2),
             .fetchSucceeded(attempt: 2, duration: .seconds(2) + .nanoseconds(7)), .staleServed(.revalidating),
             .staleServed(.originFailed(Failure())), .invalidated, .invalidated,
+            .cacheEntryCorrupt(reason: "checksum mismatch"),
         ]
         for kind in kinds { observer.observe(StoreEvent(kind, key: "user-42", dataType: [Int].self)) }
         observer.observe(StoreEvent(.batchDispatched(size: 25), key: nil, dataType: [Int].self))
@@ -91,6 +92,7 @@ struct MetricsEventObserverTests {
                         "app_cache_reads{\(type),result=hit_stale}": 1,
                         "app_cache_reads{\(type),result=miss}": 2,
                         "app_cache_reads{\(type),result=read_failed}": 1,
+                        "app_corrupt_cache_entries{\(type)}": 1,
                         "app_fetches{\(type),outcome=joined}": 1,
                         "app_fetches{\(type),outcome=started}": 2,
                         "app_fetches{\(type),outcome=failed}": 1,
