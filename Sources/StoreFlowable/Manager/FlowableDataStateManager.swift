@@ -184,16 +184,23 @@ public actor FlowableDataStateManager<Key: Hashable & Sendable> {
         apply(key, Data.self, creating: false) { machine in machine.unsubscribe(id) }
     }
 
+    /// Adds a caller that waits for the key's next outcome, starting a flight if none exists.
+    ///
+    /// - Returns: The waiter's id; whether it joined a flight that already existed (one calling the
+    ///   origin, or one held back until a cancelled flight's origin call returns) rather than creating
+    ///   one, which may have to wait for such a call itself; and the effects.
     func join<Data: Sendable>(_ key: Key, _: Data.Type, _ waiter: OneShot<ErasedData>)
-        -> (id: UInt64, effects: KeyEffects)
+        -> (id: UInt64, joinedExisting: Bool, effects: KeyEffects)
     {
         var id: UInt64 = 0
+        var joinedExisting = false
         let effects = apply(key, Data.self) { machine in
+            joinedExisting = machine.flight != nil
             let (joined, action) = machine.join(waiter)
             id = joined
             return action
         }
-        return (id, effects)
+        return (id, joinedExisting, effects)
     }
 
     /// Joins the key's flight after a cache read that found nothing valid, unless the read may have
@@ -201,13 +208,14 @@ public actor FlowableDataStateManager<Key: Hashable & Sendable> {
     /// caller is not joined and must read again.
     ///
     /// - Parameter readEpoch: The ``writeEpoch`` read before the cache read.
-    /// - Returns: The waiter's id, or `nil` when the caller must read again; and the effects.
+    /// - Returns: The waiter's id, or `nil` when the caller must read again; whether it joined a flight
+    ///   that already existed (see ``join(_:_:_:)``); and the effects.
     func join<Data: Sendable>(_ key: Key, _: Data.Type, _ waiter: OneShot<ErasedData>, readEpoch: UInt64)
-        -> (id: UInt64?, effects: KeyEffects)
+        -> (id: UInt64?, joinedExisting: Bool, effects: KeyEffects)
     {
-        if readMayHaveMissedWrite(key, Data.self, readEpoch: readEpoch) { return (nil, .none) }
-        let (id, effects) = join(key, Data.self, waiter)
-        return (id, effects)
+        if readMayHaveMissedWrite(key, Data.self, readEpoch: readEpoch) { return (nil, false, .none) }
+        let (id, joinedExisting, effects) = join(key, Data.self, waiter)
+        return (id, joinedExisting, effects)
     }
 
     /// Whether a cache read that began at `readEpoch` may have missed a write: no flight runs for `key`

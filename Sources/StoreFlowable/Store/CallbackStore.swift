@@ -208,13 +208,16 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
         defer { permit.end() }
         let waiter = OneShot<ErasedData>()
         let joined: UInt64?
+        let joinedExisting: Bool
         let effects: KeyEffects
         if let readEpoch {
-            (joined, effects) = await manager.join(key, Data.self, waiter, readEpoch: readEpoch)
+            (joined, joinedExisting, effects) = await manager.join(key, Data.self, waiter, readEpoch: readEpoch)
         } else {
-            (joined, effects) = await manager.join(key, Data.self, waiter)
+            (joined, joinedExisting, effects) = await manager.join(key, Data.self, waiter)
         }
-        if joined != nil, effects.flightToStart == nil { report(.joinedFetch) }
+        // Not a join when this caller created the flight: started now, or held back while a cancelled
+        // flight's origin call drains (it reports its own `fetchStarted` once it runs).
+        if joinedExisting { report(.joinedFetch) }
         effects.run(for: self)
         guard let id = joined else { return nil }
         do {

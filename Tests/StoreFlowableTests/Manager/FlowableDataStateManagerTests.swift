@@ -17,7 +17,7 @@ struct FlowableDataStateManagerTests {
     @Test func aLateLeaveForAReleasedStateCannotRemoveANewWaiter() async throws {
         let manager = FlowableDataStateManager<String>()
         let first = OneShot<ErasedData>()
-        let (firstID, joined) = await manager.join("key", String.self, first)
+        let (firstID, _, joined) = await manager.join("key", String.self, first)
         let flight = try #require(joined.flightToStart?.id)
         let (decision, _) = await manager.flightReturned(
             "key", String.self, flight: flight, writer: OneShot<Bool>())
@@ -26,7 +26,7 @@ struct FlowableDataStateManagerTests {
         #expect(await manager.trackedKeyCount == 0)  // released: the next join creates a new state
 
         let second = OneShot<ErasedData>()
-        let (secondID, _) = await manager.join("key", String.self, second)
+        let (secondID, _, _) = await manager.join("key", String.self, second)
         #expect(secondID != firstID)
         // The first caller's `leave` arrives late, after its waiter was resolved and the state released.
         _ = await manager.leave("key", String.self, waiter: firstID)

@@ -1,0 +1,266 @@
+import StoreFlowableTesting
+import Testing
+
+@testable import StoreFlowable
+
+/// A keyed store whose origin is a closure, with a retry policy on a manual clock, an optional
+/// concurrency limit and an event recorder.
+private struct ClosureFixture: Sendable {
+    let clock = ManualClock()
+    let events = StoreEventRecorder()
+    let calls = LockedValue(0)
+    let manager: FlowableDataStateManager<Int>
+    let store: KeyedStore<MemoryCache<Int, String>>
+
+    init(
+        policy: RetryPolicy = RetryPolicy(
+            maxAttempts: 3, baseDelay: .milliseconds(100), maxDelay: .seconds(1), jitter: .none),
+        limit: ConcurrencyLimit? = nil,
+        origin: @escaping @Sendable (_ key: Int, _ call: Int) async throws -> String
+    ) {
+        manager = FlowableDataStateManager(
+            fetchPolicy: FetchPolicy(retry: policy, concurrencyLimit: limit, clock: clock), observer: events)
+        let calls = calls
+        store = KeyedStore(cache: MemoryCache(), manager: manager) { key in
+            let call = calls.withLock { count -> Int in
+                count += 1
+                return count
+            }
+            return try await origin(key, call)
+        }
+    }
+
+    var callCount: Int { calls.withLock { $0 } }
+
+    func summary(of key: Int) -> [String] {
+        events.events.filter { $0.key as? Int == key }.map { RetryFixture.summary(of: $0.kind) }
+    }
+
+    func waitUntilIdle(_ key: Int) async {
+        while await !manager.isIdle(key, String.self) { await Task.yield() }
+    }
+}
+
+private func waitUntil(_ condition: @Sendable () -> Bool) async {
+    while !condition() { await Task.yield() }
+}
+
+@Suite("Issue13Review: retries through the store", .timeLimit(.minutes(1)))
+struct Issue13ReviewRetryTests {
+    private static let noJitter = RetryPolicy(
+        maxAttempts: 3, baseDelay: .milliseconds(100), maxDelay: .seconds(1), jitter: .none)
+
+    // MARK: Superseded during a backoff
+
+    /// `invalidate()` during a backoff drops the sleeping fetch (it never calls the origin again) and
+    /// starts a new one, from attempt 1, for the caller that waits.
+    @Test func anInvalidationDuringTheBackoffStartsOver() async throws {
+        let fixture = RetryFixture([.failure(AdvisedError.transient), .success("new")], policy: Self.noJitter)
+        let store = fixture.store
+        let caller = Task { try await store.requireData() }
+        await fixture.clock.sleepers(atLeast: 1)
+        try await store.invalidate()
+        #expect(try await caller.value == "new")
+        await fixture.waitUntilIdle()
+        #expect(fixture.clock.sleeperCount == 0)
+        fixture.clock.advance(by: .seconds(60))
+        await fixture.waitUntilIdle()
+        #expect(fixture.origin.callCount == 2)
+        #expect(fixture.origin.maxConcurrentCalls == 1)
+        #expect(fixture.cache.value == "new")
+        #expect(fixture.summary.filter { $0.hasPrefix("started") } == ["started 1", "started 1"])
+    }
+
+    /// An update during a backoff wins: the waiting caller gets its value, the sleeping fetch ends and
+    /// never calls the origin again nor writes.
+    @Test func anUpdateDuringTheBackoffWins() async throws {
+        let fixture = RetryFixture([.failure(AdvisedError.transient)], policy: Self.noJitter) { _ in .success("late") }
+        let store = fixture.store
+        let caller = Task { try await store.requireData() }
+        await fixture.clock.sleepers(atLeast: 1)
+        await store.update(newData: "mine")
+        #expect(try await caller.value == "mine")
+        await fixture.waitUntilIdle()
+        #expect(fixture.clock.sleeperCount == 0)
+        fixture.clock.advance(by: .seconds(60))
+        await fixture.waitUntilIdle()
+        #expect(fixture.origin.callCount == 1)
+        #expect(fixture.cache.value == "mine")
+    }
+
+    /// `refresh()` during a backoff joins the fetch (one flight), and a subscriber that arrives then sees
+    /// `.loading` until the last attempt.
+    @Test func aRefreshAndASubscriberDuringTheBackoffJoin() async throws {
+        let fixture = RetryFixture([.failure(AdvisedError.transient), .success("value")], policy: Self.noJitter)
+        let store = fixture.store
+        let caller = Task { try await store.requireData() }
+        await fixture.clock.sleepers(atLeast: 1)
+        let refresh = Task { await store.refresh() }
+        let recorder = StateRecorder(store.publish())
+        try await recorder.waitForLatest { if case .loading = $0 { true } else { false } }
+        await fixture.events.waitForEvents(6)
+        fixture.clock.advance(by: .milliseconds(100))
+        #expect(try await caller.value == "value")
+        await refresh.value
+        try await recorder.waitForLatest { $0.content == "value" }
+        #expect(fixture.origin.callCount == 2)
+        #expect(recorder.states.filter { if case .error = $0 { true } else { false } }.isEmpty)
+        recorder.cancel()
+    }
+
+    /// The last subscriber leaving during a backoff ends the fetch: no sleeper is left and the origin
+    /// is not called again.
+    @Test func theLastSubscriberLeavingDuringTheBackoffEndsTheFetch() async throws {
+        let fixture = RetryFixture([.failure(AdvisedError.transient)], policy: Self.noJitter) { _ in .success("late") }
+        let recorder = StateRecorder(fixture.store.publish())
+        await fixture.clock.sleepers(atLeast: 1)
+        recorder.cancel()
+        await recorder.finished()
+        await fixture.waitUntilIdle()
+        #expect(fixture.clock.sleeperCount == 0)
+        fixture.clock.advance(by: .seconds(60))
+        await fixture.waitUntilIdle()
+        #expect(fixture.origin.callCount == 1)
+        #expect(fixture.cache.value == nil)
+    }
+
+    // MARK: Events
+
+    /// A caller that arrives while a cancelled fetch's origin call still runs (the fetch drains) starts
+    /// a new fetch, which waits for the old call to return: it joined no running fetch, so it reports no
+    /// `joinedFetch` (that fetch then reports its own `fetchStarted`).
+    @Test func aFetchStartedWhileACancelledOneDrainsIsNotReportedAsAJoin() async throws {
+        let gate = Gate()
+        let fixture = ClosureFixture { _, call in
+            if call == 1 {
+                await gate.wait()  // ignores its cancellation
+                return "dropped"
+            }
+            return "value"
+        }
+        let first = Task { try await fixture.store[1].requireData() }
+        await gate.arrived()
+        first.cancel()
+        await #expect(throws: CancellationError.self) { try await first.value }
+        let second = Task { try await fixture.store[1].requireData() }
+        // The second caller waits (for a fetch held back until the cancelled call returns).
+        while await fixture.manager.registryCounts(for: 1, String.self).waiters == 0 { await Task.yield() }
+        gate.open()
+        #expect(try await second.value == "value")
+        #expect(fixture.callCount == 2)
+        #expect(fixture.summary(of: 1).filter { $0 == "joined" }.isEmpty, "\(fixture.summary(of: 1))")
+    }
+
+    // MARK: Concurrency limit
+
+    /// The limit's permit is given back during a backoff: another key's fetch runs meanwhile.
+    @Test func thePermitIsNotHeldDuringTheBackoff() async throws {
+        let limit = ConcurrencyLimit(maxConcurrent: 1)
+        let fixture = ClosureFixture(limit: limit) { key, _ in
+            if key == 1 { throw AdvisedError.transient }
+            return "value \(key)"
+        }
+        let failing = Task { try await fixture.store[1].requireData() }
+        await fixture.clock.sleepers(atLeast: 1)
+        #expect(limit.runningCount == 0)
+        #expect(try await fixture.store[2].requireData() == "value 2")
+        failing.cancel()
+        _ = try? await failing.value
+        await fixture.waitUntilIdle(1)
+        #expect(limit.runningCount == 0 && limit.queuedCount == 0)
+    }
+
+    /// A retry queued for the limit whose caller leaves leaves the queue and never calls the origin:
+    /// its events end with the `retryScheduled`, with no `fetchStarted` for the attempt that never ran.
+    @Test func aRetryQueuedForTheLimitWhoseCallerLeavesNeverRuns() async throws {
+        let limit = ConcurrencyLimit(maxConcurrent: 1)
+        let gate = Gate()
+        let fixture = ClosureFixture(limit: limit) { key, _ in
+            if key == 1 { throw AdvisedError.transient }
+            await gate.wait()
+            return "value \(key)"
+        }
+        let failing = Task { try await fixture.store[1].requireData() }
+        await fixture.clock.sleepers(atLeast: 1)
+        let holder = Task { try await fixture.store[2].requireData() }
+        await gate.arrived()
+        fixture.clock.advance(by: .milliseconds(100))
+        await waitUntil { limit.queuedCount == 1 }
+        failing.cancel()
+        await #expect(throws: CancellationError.self) { try await failing.value }
+        await fixture.waitUntilIdle(1)
+        #expect(limit.queuedCount == 0)
+        gate.open()
+        #expect(try await holder.value == "value 2")
+        #expect(fixture.callCount == 2)
+        #expect(fixture.summary(of: 1) == ["miss", "started 1", "failed 1 0ms retrying", "retry 2 in 100ms"])
+        #expect(limit.runningCount == 0 && limit.queuedCount == 0)
+    }
+
+    // MARK: Stress
+
+    /// 1,000 rounds: a fetch that always fails with a retryable error, behind a limit of 1, whose
+    /// callers (one to three) are cancelled after a random number of steps while the clock moves. Once
+    /// the key is idle, nothing of the fetch is left (no sleeper, no permit, no origin call running)
+    /// and moving the clock calls the origin no more; the origin never ran twice at once and never
+    /// more than `maxAttempts` times per fetch.
+    @Test func cancellingCallersAtEveryMomentLeavesNothingBehind() async throws {
+        var generator = SplitMix(seed: 0x13)
+        let limit = ConcurrencyLimit(maxConcurrent: 1)
+        for round in 0..<1_000 {
+            let running = LockedValue((now: 0, max: 0))
+            let fixture = ClosureFixture(
+                policy: RetryPolicy(maxAttempts: 4, baseDelay: .milliseconds(10), maxDelay: .seconds(1), jitter: .none),
+                limit: limit
+            ) { _, _ in
+                running.withLock {
+                    $0.now += 1; $0.max = max($0.max, $0.now)
+                }
+                defer { running.withLock { $0.now -= 1 } }
+                await Task.yield()
+                throw AdvisedError.transient
+            }
+            let callers = (0..<(1 + Int(generator.next() % 3))).map { _ in
+                Task { try await fixture.store[1].requireData() }
+            }
+            for caller in callers {
+                for _ in 0..<(generator.next() % 8) {
+                    if fixture.clock.sleeperCount > 0 { fixture.clock.advance(by: .milliseconds(100)) }
+                    await Task.yield()
+                }
+                caller.cancel()
+            }
+            for caller in callers { _ = try? await caller.value }
+            await fixture.waitUntilIdle(1)
+            let calls = fixture.callCount
+            #expect(fixture.clock.sleeperCount == 0, "round \(round)")
+            #expect(running.withLock { $0.now } == 0, "round \(round)")
+            #expect(limit.runningCount == 0 && limit.queuedCount == 0, "round \(round)")
+            fixture.clock.advance(by: .seconds(60))
+            for _ in 0..<5 { await Task.yield() }
+            await fixture.waitUntilIdle(1)
+            #expect(fixture.callCount == calls, "round \(round)")
+            #expect(running.withLock { $0.max } <= 1, "round \(round)")
+            // One fetch per cancellation of every caller at most: each fetch makes at most 4 calls.
+            #expect(calls <= 4 * callers.count, "round \(round)")
+            let started = fixture.summary(of: 1).filter { $0.hasPrefix("started") }.count
+            let ended = fixture.summary(of: 1).filter { $0.hasPrefix("failed") || $0.hasPrefix("succeeded") }.count
+            #expect(started == calls && ended == calls, "round \(round): \(fixture.summary(of: 1))")
+        }
+    }
+}
+
+/// A small deterministic random number generator (SplitMix64) for the stress tests.
+private struct SplitMix {
+    var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
