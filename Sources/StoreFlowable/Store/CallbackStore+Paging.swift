@@ -77,7 +77,9 @@ extension CallbackStore {
             let read = try await readCacheForPage()
             cached = read
             let fetched = try await CallbackScope.run(node, .fetch) { () async throws -> (@Sendable (Data) -> Data)? in
-                guard let pages, let read else { return nil }
+                // Checked before the origin calls: with no cursor there is no origin call to limit,
+                // retry or report.
+                guard let pages, let read, pages.hasCursor(read, direction) else { return nil }
                 return try await calls.run { try await pages.fetch(direction, read) }
             }
             guard let fetched else {

@@ -197,6 +197,69 @@ struct Issue13ReviewRetryTests {
         #expect(limit.runningCount == 0 && limit.queuedCount == 0)
     }
 
+    // MARK: Page flights
+
+    /// A page fetch is retried like any origin call: the page loads after the backoff.
+    @Test func aPageFetchIsRetried() async throws {
+        let fixture = RetryPagingFixture(nextPages: [
+            .failure(AdvisedError.transient), .success(FetchedPage(data: [2], cursor: nil)),
+        ])
+        let request = Task { await fixture.store.requestNextData() }
+        await fixture.clock.sleepers(atLeast: 1)
+        fixture.clock.advance(by: .milliseconds(100))
+        let result = await request.value
+        #expect({ if case .loaded = result { true } else { false } }(), "\(result)")
+        #expect(fixture.callback.nextOrigin.callCount == 2)
+        #expect(fixture.callback.cache.value?.data == [1, 2])
+    }
+
+    /// A refresh during a page fetch's backoff supersedes it: the page request ends, and the page
+    /// origin is not called again.
+    @Test func aRefreshDuringAPageBackoffEndsThePageFetch() async throws {
+        let fixture = RetryPagingFixture(nextPages: [], otherwise: { _ in .failure(AdvisedError.transient) })
+        fixture.callback.origin.enqueue(value: PagedData(data: [9], nextCursor: nil))
+        let request = Task { await fixture.store.requestNextData() }
+        await fixture.clock.sleepers(atLeast: 1)
+        await fixture.store.refresh()
+        let result = await request.value
+        #expect({ if case .superseded = result { true } else { false } }(), "\(result)")
+        while await !fixture.manager.isIdle(1, PagedData<[Int], Int>.self) { await Task.yield() }
+        #expect(fixture.clock.sleeperCount == 0)
+        fixture.clock.advance(by: .seconds(60))
+        while await !fixture.manager.isIdle(1, PagedData<[Int], Int>.self) { await Task.yield() }
+        #expect(fixture.callback.nextOrigin.callCount == 1)
+        #expect(fixture.callback.cache.value?.data == [9])
+    }
+
+    /// A page flight that finds no cursor in its own read of the cache (the caller's read threw, or a
+    /// write removed the cursor meanwhile) calls no origin: it reports no fetch, and it does not wait
+    /// for a permit of the concurrency limit (held by another origin call here).
+    @Test func aPageFlightWithNoCursorReportsNoFetchAndTakesNoPermit() async throws {
+        let limit = ConcurrencyLimit(maxConcurrent: 1)
+        let events = StoreEventRecorder()
+        let manager = FlowableDataStateManager<Int>(
+            fetchPolicy: FetchPolicy(concurrencyLimit: limit, clock: ManualClock()), observer: events)
+        let callback = FirstReadFailsPaging(flowableDataStateManager: manager)
+        let store = callback.create()
+        let gate = Gate()
+        let holder = Task { try await limit.run { await gate.wait() } }
+        await gate.arrived()
+        let finished = LockedValue(false)
+        let request = Task {
+            let result = await store.requestNextData()
+            finished.withLock { $0 = true }
+            return result
+        }
+        await waitUntil { finished.withLock { $0 } || limit.queuedCount > 0 }
+        #expect(limit.queuedCount == 0, "the page flight waits for a permit to call no origin")
+        gate.open()
+        try await holder.value
+        let result = await request.value
+        #expect({ if case .noMorePages = result { true } else { false } }(), "\(result)")
+        #expect(callback.pageCalls.withLock { $0 } == 0)
+        #expect(events.events.map { RetryFixture.summary(of: $0.kind) }.filter { $0.hasPrefix("started") }.isEmpty)
+    }
+
     // MARK: Stress
 
     /// 1,000 rounds: a fetch that always fails with a retryable error, behind a limit of 1, whose
@@ -248,6 +311,62 @@ struct Issue13ReviewRetryTests {
             #expect(started == calls && ended == calls, "round \(round): \(fixture.summary(of: 1))")
         }
     }
+}
+
+/// A two-way paged store over ``TestPaginationCallback`` whose cache holds `[1]` with a next cursor,
+/// with a retry policy on a manual clock.
+private struct RetryPagingFixture: Sendable {
+    let clock = ManualClock()
+    let manager: FlowableDataStateManager<Int>
+    let callback: TestPaginationCallback<Int, [Int], Int>
+    let store: AnyTwoWayPaginationStoreFlowable<[Int], Int>
+
+    init(
+        nextPages: [Result<FetchedPage<[Int], Int>, any Error>],
+        otherwise: (@Sendable (Int) -> Result<FetchedPage<[Int], Int>, any Error>)? = nil
+    ) {
+        manager = FlowableDataStateManager(
+            fetchPolicy: FetchPolicy(
+                retry: RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(100), maxDelay: .seconds(1), jitter: .none),
+                clock: clock))
+        callback = TestPaginationCallback(
+            key: 1, manager: manager, cache: InMemoryCache(PagedData(data: [1], nextCursor: 1)),
+            nextOrigin: ScriptedOrigin(nextPages, otherwise: otherwise))
+        store = callback.create()
+    }
+}
+
+/// A one-way paged callback whose first cache read throws and whose later reads find `[1]` with no
+/// next cursor.
+private struct FirstReadFailsPaging: PaginationStoreFlowableCallback {
+    struct ReadFailure: Error {}
+
+    let key = 1
+    let flowableDataStateManager: FlowableDataStateManager<Int>
+    let reads = LockedValue(0)
+    let pageCalls = LockedValue(0)
+
+    func loadDataFromCache() async throws -> PagedData<[Int], Int>? {
+        let read = reads.withLock { count -> Int in
+            count += 1
+            return count
+        }
+        if read == 1 { throw ReadFailure() }
+        return PagedData(data: [1], nextCursor: nil)
+    }
+
+    func saveDataToCache(newData: PagedData<[Int], Int>?) async throws {}
+
+    func fetchDataFromOrigin() async throws -> PagedData<[Int], Int> {
+        PagedData(data: [1], nextCursor: nil)
+    }
+
+    func fetchNextDataFromOrigin(nextCursor: Int, data: [Int]) async throws -> FetchedPage<[Int], Int> {
+        pageCalls.withLock { $0 += 1 }
+        return FetchedPage(data: [2], cursor: nil)
+    }
+
+    func needRefresh(cachedData: [Int]) async -> Bool { false }
 }
 
 /// A small deterministic random number generator (SplitMix64) for the stress tests.
