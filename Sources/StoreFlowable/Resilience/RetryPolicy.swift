@@ -14,7 +14,7 @@
 /// the middle of a backoff.
 ///
 /// Values out of range are clamped, never trapped on: fewer than one attempt counts as one, negative
-/// delays as zero, and a random number outside `0...1` is clamped into it.
+/// delays as zero, a random number outside `0...1` is clamped into it, and NaN counts as 0.
 public struct RetryPolicy: Sendable {
     /// The most origin calls one fetch makes, the first included; `1` never retries.
     public var maxAttempts: Int
@@ -94,7 +94,9 @@ public struct RetryPolicy: Sendable {
             return min(cap, max(.zero, asked))
         case .retry:
             let backoff = min(cap, Self.doubling(max(.zero, baseDelay), times: attempt - 1, cap: cap))
-            let unit = min(max(random(), 0), 1)
+            // NaN (which `min` and `max` pass through) counts as 0: converting it would trap.
+            let drawn = random()
+            let unit = drawn.isNaN ? 0 : min(max(drawn, 0), 1)
             switch jitter {
             case .none: return backoff
             case .full: return min(backoff, Self.scaled(backoff, by: unit))

@@ -3,6 +3,19 @@ import Testing
 
 @testable import StoreFlowable
 
+@Suite("Issue13Review: retry delays")
+struct Issue13ReviewDelayTests {
+    /// "A random number outside `0...1` is clamped into it", never trapped on: a source returning NaN
+    /// (a division of zero by zero in a custom generator) counts as 0, for both jitters.
+    @Test(arguments: [RetryPolicy.Jitter.full, .equal])
+    func aNaNRandomNumberIsClampedNotTrappedOn(jitter: RetryPolicy.Jitter) {
+        let policy = RetryPolicy(
+            maxAttempts: 3, baseDelay: .milliseconds(100), maxDelay: .seconds(1), jitter: jitter, random: { .nan })
+        let delay = policy.delay(afterFailedAttempt: 1, advice: .retry)
+        #expect(delay == (jitter == .full ? .zero : .milliseconds(50)))
+    }
+}
+
 /// A keyed store whose origin is a closure, with a retry policy on a manual clock, an optional
 /// concurrency limit and an event recorder.
 private struct ClosureFixture: Sendable {
