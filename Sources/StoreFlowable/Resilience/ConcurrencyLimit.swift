@@ -23,6 +23,11 @@
 ///
 /// Waiting costs no thread; the limit's bookkeeping holds a lock only for a few instructions and never
 /// while running or resuming anyone's code.
+///
+/// An operation must not wait for another operation of the same limit: once every permit is held by
+/// operations that wait, none of them ever runs. In stores, an origin that waits for another store's
+/// fetch behind the same limit (reading another key from inside `fetchDataFromOrigin()`) can wait for
+/// ever; give the store read from inside an origin a limit of its own, or none.
 public final class ConcurrencyLimit: Sendable {
     /// What the lock guards.
     private struct Guarded: Sendable {

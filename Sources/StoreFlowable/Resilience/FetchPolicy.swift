@@ -9,7 +9,8 @@ public struct FetchPolicy: Sendable {
     /// How failed origin calls are retried; ``RetryPolicy/never`` by default.
     public var retry: RetryPolicy
     /// The limit on origin calls running at once, shared with every store given the same limit;
-    /// `nil` (the default) for no limit.
+    /// `nil` (the default) for no limit. An origin call holds its permit while it runs: a store whose
+    /// origin reads another store needs a different limit from that store's (see ``ConcurrencyLimit``).
     public var concurrencyLimit: ConcurrencyLimit?
     /// The clock the backoff sleeps on, and that measures the durations of fetch events.
     public var clock: any Clock<Duration>

@@ -273,6 +273,35 @@ struct Issue13ReviewRetryTests {
         #expect(events.events.map { RetryFixture.summary(of: $0.kind) }.filter { $0.hasPrefix("started") }.isEmpty)
     }
 
+    /// Promise 13 ("a callback may call into the library ... and it always gets an answer") does not
+    /// hold with a shared limit: an origin that holds the limit's last permit and waits for another
+    /// store of the same origin (as the limit's documentation recommends sharing it) waits for ever,
+    /// because that store's fetch queues for the permit the waiting origin holds. Known and documented
+    /// (see ``ConcurrencyLimit``); this test shows it and ends it by cancelling the caller.
+    @Test func anOriginWaitingForAStoreOfTheSameLimitWaitsForItsOwnPermit() async throws {
+        let limit = ConcurrencyLimit(maxConcurrent: 1)
+        let policy = FetchPolicy(concurrencyLimit: limit, clock: ManualClock())
+        let teams = KeyedStore(
+            cache: MemoryCache<Int, String>(), manager: FlowableDataStateManager(fetchPolicy: policy)
+        ) { team in "team \(team)" }
+        let users = KeyedStore(
+            cache: MemoryCache<Int, String>(), manager: FlowableDataStateManager(fetchPolicy: policy)
+        ) { user in "user \(user) of " + (try await teams[user % 2].requireData()) }
+        let finished = LockedValue(false)
+        let caller = Task {
+            defer { finished.withLock { $0 = true } }
+            return try await users[1].requireData()
+        }
+        await waitUntil { finished.withLock { $0 } || limit.queuedCount == 1 }
+        for _ in 0..<100 { await Task.yield() }
+        withKnownIssue("an origin holding the last permit waits for a fetch queued for that permit") {
+            #expect(finished.withLock { $0 })
+        }
+        caller.cancel()
+        _ = try? await caller.value
+        await waitUntil { limit.runningCount == 0 && limit.queuedCount == 0 }
+    }
+
     // MARK: Stress
 
     /// 1,000 rounds: a fetch that always fails with a retryable error, behind a limit of 1, whose
