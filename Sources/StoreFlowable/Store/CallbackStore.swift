@@ -152,7 +152,7 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
     }
 
     /// Reports what a cache read found: a hit when it may be served without waiting for the origin, a
-    /// miss otherwise.
+    /// miss otherwise (with no freshness for an expired value, which is never used, as for no value).
     @usableFromInline
     func reportRead(_ read: CachedData<Data>?) {
         let report = report
@@ -160,7 +160,7 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
         if let read, read.freshness.isServableWithoutFetch {
             report(.cacheHit(read.freshness))
         } else {
-            report(.cacheMiss(freshness: read?.freshness))
+            report(.cacheMiss(freshness: read.map(\.freshness).flatMap { $0.isUsable ? $0 : nil }))
         }
     }
 

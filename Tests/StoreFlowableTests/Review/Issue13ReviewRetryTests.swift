@@ -164,6 +164,18 @@ struct Issue13ReviewRetryTests {
         #expect(fixture.summary(of: 1).filter { $0 == "joined" }.isEmpty, "\(fixture.summary(of: 1))")
     }
 
+    /// `cacheMiss(freshness:)` carries `nil` "when nothing usable was cached": an expired value (past
+    /// `maxAge`, never served) that a callback's `loadCachedData()` returns reads the same from `.cache`
+    /// as from `.both`.
+    @Test func anExpiredValueIsAMissWithNoFreshnessFromEverySource() async throws {
+        let events = StoreEventRecorder()
+        let store = ExpiredValueCallback(flowableDataStateManager: FlowableDataStateManager(observer: events)).create()
+        await #expect(throws: StoreFlowableError.self) { try await store.requireData(from: .cache) }
+        #expect(try await store.requireData(from: .both) == "fetched")
+        let misses = events.events.map { RetryFixture.summary(of: $0.kind) }.filter { $0.hasPrefix("miss") }
+        #expect(misses == ["miss", "miss"])
+    }
+
     // MARK: Concurrency limit
 
     /// The limit's permit is given back during a backoff: another key's fetch runs meanwhile.
@@ -409,6 +421,24 @@ private struct FirstReadFailsPaging: PaginationStoreFlowableCallback {
     }
 
     func needRefresh(cachedData: [Int]) async -> Bool { false }
+}
+
+/// A callback whose cache always holds an expired value.
+private struct ExpiredValueCallback: StoreFlowableCallback {
+    let key = 1
+    let flowableDataStateManager: FlowableDataStateManager<Int>
+
+    func loadCachedData() async throws -> CachedData<String>? {
+        CachedData(value: "expired", freshness: .expired)
+    }
+
+    func loadDataFromCache() async throws -> String? { "expired" }
+
+    func saveDataToCache(newData: String?) async throws {}
+
+    func fetchDataFromOrigin() async throws -> String { "fetched" }
+
+    func needRefresh(cachedData: String) async -> Bool { true }
 }
 
 /// A small deterministic random number generator (SplitMix64) for the stress tests.
