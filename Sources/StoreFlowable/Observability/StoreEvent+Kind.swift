@@ -2,7 +2,8 @@ extension StoreEvent {
     /// What a ``StoreEvent`` reports.
     public enum Kind: Sendable, CustomStringConvertible {
         /// A read found a value it may serve without waiting for the origin: ``Freshness/fresh``, or
-        /// ``Freshness/staleWhileRevalidate`` (then a ``staleServed(_:)`` follows).
+        /// ``Freshness/staleWhileRevalidate`` (then a ``staleServed(_:)`` follows, except for
+        /// `validate()`, which serves nothing and waits for its fetch).
         case cacheHit(Freshness)
         /// A read found nothing it may serve at once: no value, an unreadable one (see
         /// ``cacheReadFailed(_:)``), or one that needs a fetch first (`freshness` says how stale it

@@ -292,6 +292,8 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
                 key, subscriber: id, version: version, cached: read?.value, isValid: read?.freshness == .fresh,
                 forceRefresh: forceRefresh, usableUntil: expiry.usableUntil, now: expiry.now
             ).run(for: self)
+            // The stream shows the value while the fetch this read started (or joined) refreshes it.
+            if read?.freshness == .staleWhileRevalidate { report(.staleServed(.revalidating)) }
         }
     }
 

@@ -176,6 +176,31 @@ struct Issue13ReviewRetryTests {
         #expect(misses == ["miss", "miss"])
     }
 
+    /// A `cacheHit(.staleWhileRevalidate)` is followed by `staleServed(.revalidating)` (as the kind's
+    /// documentation says) also for a `publish()` first read: the stream shows the stale value while a
+    /// fetch refreshes it.
+    @Test func aSubscriptionsStaleWhileRevalidateReadReportsTheStaleValueServed() async throws {
+        let cacheClock = ManualCacheClock()
+        let events = StoreEventRecorder()
+        let store = KeyedStore(
+            cache: MemoryCache<Int, String>(
+                policy: FreshnessPolicy(freshFor: .seconds(10), staleWhileRevalidate: .seconds(10)), clock: cacheClock),
+            manager: FlowableDataStateManager(fetchPolicy: FetchPolicy(clock: ManualClock()), observer: events)
+        ) { key in "fetched \(key)" }
+        _ = try await store[1].requireData()
+        cacheClock.advance(by: .seconds(15))
+        events.removeAll()
+        let recorder = StateRecorder(store[1].publish())
+        try await recorder.waitForLatest { if case .completed = $0 { true } else { false } }
+        await events.waitForEvents(3)  // the read's hit and the fetch's two events
+        for _ in 0..<1_000 where events.events.count < 4 { await Task.yield() }
+        let reads = events.events.map { RetryFixture.summary(of: $0.kind) }.filter {
+            $0.hasPrefix("hit") || $0.hasPrefix("stale")
+        }
+        #expect(reads == ["hit staleWhileRevalidate", "stale served revalidating"])
+        recorder.cancel()
+    }
+
     // MARK: Concurrency limit
 
     /// The limit's permit is given back during a backoff: another key's fetch runs meanwhile.
