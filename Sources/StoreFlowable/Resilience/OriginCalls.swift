@@ -35,8 +35,10 @@ struct OriginCalls: Sendable {
                 return value
             } catch {
                 // A cancelled fetch ends here, whatever its error: nobody waits for it any more.
+                // A cancellation is never retried, whatever a custom `retryAdvice` says: the origin's own
+                // `CancellationError` (a timeout inside its client) is reported, not repeated.
                 let delay =
-                    Task.isCancelled || refusal.wasRefused
+                    Task.isCancelled || refusal.wasRefused || error is CancellationError
                     ? nil : policy.retry.delay(afterFailedAttempt: attempt, advice: policy.retry.retryAdvice(error))
                 // A fetch cancelled while it waited for the limit never called the origin.
                 if start != nil {

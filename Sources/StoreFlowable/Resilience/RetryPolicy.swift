@@ -24,7 +24,8 @@ public struct RetryPolicy: Sendable {
     public var maxDelay: Duration
     /// The randomness added to the backoff.
     public var jitter: Jitter
-    /// Decides, for the error an attempt threw, whether and when to retry.
+    /// Decides, for the error an attempt threw, whether and when to retry. The store never retries a
+    /// `CancellationError`, whatever this says.
     public var retryAdvice: @Sendable (any Error) -> RetryAdvice
     /// A uniformly distributed number in `0..<1`, for the jitter; inject a fixed sequence in tests.
     public var random: @Sendable () -> Double

@@ -44,19 +44,26 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
     /// (it is never served, not even as content).
     @inlinable @inline(__always)
     func readCache() async -> CachedData<Data>? {
+        await readCache(reportingTo: manager.observerBox)
+    }
+
+    /// Reads the cache with its freshness, reporting a read that threw to `observer`.
+    ///
+    /// Nothing of the store is used after the read's suspension: the observer's box (and the key, copied
+    /// only when there is an observer) are taken before it. Reporting from the store itself kept the
+    /// whole callback alive across the read, which measured about 40 ns more per cache hit.
+    @inlinable @inline(__always)
+    func readCache(reportingTo observer: ObserverBox?) async -> CachedData<Data>? {
+        let key = observer == nil ? nil : callback.key
         do {
             guard let read = try await callback.loadCachedData(), read.freshness.isUsable else { return nil }
             return read
         } catch {
-            reportReadFailure(error)
+            if let observer, let key {
+                observer.observer.observe(StoreEvent(.cacheReadFailed(error), key: key, dataType: Data.self))
+            }
             return nil
         }
-    }
-
-    /// Reports a cache read that threw.
-    @usableFromInline @inline(never)
-    func reportReadFailure(_ error: any Error) {
-        report(.cacheReadFailed(error))
     }
 
     @inlinable
@@ -68,33 +75,61 @@ struct CallbackStore<Callback: StoreFlowableCallback>: StoreFlowable, FlightRunn
     func requireData(from: GettingFrom) async throws -> Data {
         switch from {
         case .cache:
+            // Taken before the read, so that nothing of the store is kept across its suspension.
+            let observer = manager.observerBox
+            if let observer { return try await requireCachedDataReporting(to: observer.observer) }
             let read: CachedData<Data>?
             do {
                 read = try await callback.loadCachedData()
             } catch {
-                reportReadFailure(error)
                 throw StoreFlowableError.cacheReadFailed(underlying: error)
             }
             // A value inside the stale-while-revalidate window is served, but `.cache` never contacts the
             // origin, so nothing refreshes it.
-            guard let read, read.freshness.isServableWithoutFetch else {
-                reportRead(read)
-                throw StoreFlowableError.noValidCache
-            }
-            if manager.observer != nil { reportRead(read) }
+            guard let read, read.freshness.isServableWithoutFetch else { throw StoreFlowableError.noValidCache }
             return read.value
         case .both:
             let manager = manager
             let epoch = manager.writeEpoch.current
-            let read = await readCache()
+            // Taken before the read, so that nothing of the store is kept across its suspension; `nil`
+            // without an observer, and then the read is the plain one.
+            let observer = manager.observerBox
+            let read = await readCache(reportingTo: observer)
             if let read, read.freshness == .fresh {
-                if manager.observer != nil { reportRead(read) }
+                if let observer { reportHit(.fresh, to: observer.observer) }
                 return read.value
             }
             return try await serve(read, readAt: epoch)
         case .origin:
             return try await awaitFetch()
         }
+    }
+
+    /// `requireData(from: .cache)` with its read reported to `observer`.
+    @usableFromInline
+    func requireCachedDataReporting(to observer: any StoreEventObserver) async throws -> Data {
+        let read: CachedData<Data>?
+        do {
+            read = try await callback.loadCachedData()
+        } catch {
+            observer.observe(StoreEvent(.cacheReadFailed(error), key: key, dataType: Data.self))
+            throw StoreFlowableError.cacheReadFailed(underlying: error)
+        }
+        guard let read, read.freshness.isServableWithoutFetch else {
+            // An expired value counts as nothing cached.
+            let freshness = read.flatMap { $0.freshness.isUsable ? $0.freshness : nil }
+            observer.observe(StoreEvent(.cacheMiss(freshness: freshness), key: key, dataType: Data.self))
+            throw StoreFlowableError.noValidCache
+        }
+        observer.observe(StoreEvent(.cacheHit(read.freshness), key: key, dataType: Data.self))
+        return read.value
+    }
+
+    /// Reports a cache hit to `observer`: inlined into the cache-hit path, so that it is specialised
+    /// for the callback with it (a call into the unspecialised store measured about 250 ns per hit).
+    @inlinable @inline(__always)
+    func reportHit(_ freshness: Freshness, to observer: any StoreEventObserver) {
+        observer.observe(StoreEvent(.cacheHit(freshness), key: callback.key, dataType: Data.self))
     }
 
     /// Serves a cache read that found nothing fresh, as its freshness says: a value inside the

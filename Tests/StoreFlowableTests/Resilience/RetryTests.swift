@@ -124,6 +124,16 @@ struct RetryTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func aCancellationIsNeverRetriedEvenWhenTheAdviceSaysSo() async throws {
+        let retryEverything = RetryPolicy(
+            maxAttempts: 3, baseDelay: .milliseconds(100), jitter: .none, retryAdvice: { _ in .retry })
+        let fixture = RetryFixture([.failure(CancellationError())], policy: retryEverything)
+        await #expect(throws: StoreFlowableError.self) { try await fixture.store.requireData() }
+        #expect(fixture.origin.callCount == 1)
+        #expect(fixture.clock.sleeperCount == 0)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func aServerDelayIsCappedAtTheMaximumDelay() async throws {
         let asking = AdvisedError(retryAdvice: .retryAfter(.seconds(3_600)))
         let policy = RetryPolicy(maxAttempts: 2, baseDelay: .milliseconds(1), maxDelay: .seconds(5), jitter: .full)
