@@ -7,7 +7,9 @@ import StoreFlowable
 /// `BatchedOrigin` (one batch, sent when its 100th key arrives), against the primitive underneath:
 /// calling the batch function by hand once and handing each of 100 child tasks its key's value.
 func batchBenchmarks() {
-    let config = configuration(mallocRelativeTolerance: 5)
+    // The store's count varies from run to run with how the 100 fetch tasks are scheduled (a task's
+    // allocator takes a new slab when it runs deeper): 10,000 to 12,000 were seen; 15 % covers that.
+    let config = configuration(mallocRelativeTolerance: 15)
     let keys = Array(0..<100)
 
     Benchmark("Batch.baseline.byHand100", configuration: config) { benchmark in
