@@ -64,13 +64,15 @@ public final class BatchedOrigin<Key: Hashable & Sendable, Value: Sendable>: Sen
     ///   - maxBatchSize: The most distinct keys in one call of `fetch`; a batch that reaches it is sent at
     ///     once. 100 by default.
     ///   - clock: The clock the window sleeps on; inject a manual clock in tests.
-    ///   - observer: Receives ``StoreEvent/Kind/batchDispatched(size:)`` for every batch sent to the
-    ///     origin (with no key, and `Value` as the data type), just before the batch's task starts, outside
-    ///     the batcher's lock, on the task that dispatched it: the batch's window task, or the caller whose
-    ///     key filled the batch.
+    ///   - observer: Receives ``StoreEvent/Kind/batchDispatched(size:)`` for every batch dispatched to
+    ///     the origin (with no key, and `Value` as the data type), just before the batch's task starts,
+    ///     outside the batcher's lock, on the task that dispatched it: the batch's window task, or the
+    ///     caller whose key filled the batch. (A batch whose callers all leave in between is reported but
+    ///     never sent.)
     ///   - fetch: The batch function: gets the distinct keys of one batch, in the order they arrived
-    ///     (never empty), and returns each key's outcome. It runs in a task of the batcher's own, once per
-    ///     dispatched batch, cancelled when every caller of every key of the batch has left.
+    ///     (never empty), and returns each key's outcome. It runs in a task of the batcher's own, at most
+    ///     once per dispatched batch, cancelled when every caller of every key of the batch has left; a
+    ///     batch whose callers all left before its task started is not sent.
     public init<C: Clock<Duration>>(
         window: Duration = .milliseconds(5), maxBatchSize: Int = 100, clock: C = ContinuousClock(),
         observer: (any StoreEventObserver)? = nil,
@@ -156,7 +158,12 @@ public final class BatchedOrigin<Key: Hashable & Sendable, Value: Sendable>: Sen
 
     /// The origin call of batch `batch`: calls `fetch` with `keys` and hands each waiting caller its key's
     /// outcome.
+    ///
+    /// A task that starts cancelled belongs to a batch whose callers all left between its dispatch and
+    /// the task's start (its handle was cancelled before it started): nobody waits for the answer, so the
+    /// origin is not called.
     private func run(_ batch: Int, _ keys: [Key]) async {
+        guard !Task.isCancelled else { return }
         let outcome: Result<[Key: Result<Value, any Error>], any Error>
         do {
             outcome = .success(try await fetch(keys))
