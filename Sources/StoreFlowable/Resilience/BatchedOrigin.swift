@@ -37,7 +37,8 @@
 ///   Make one per request or per tenant to keep their keys in separate origin calls.
 ///
 /// `fetch`, the clock and the observer are called outside the batcher's lock, from its tasks or from
-/// the caller's task. A batch's tasks are unstructured tasks started by whichever task started the batch
+/// the caller's task, never from inside a cancellation handler: the cancellation handlers of `fetch` and
+/// of the window's sleep run on the task of the caller that left last, after its wait ended. A batch's tasks are unstructured tasks started by whichever task started the batch
 /// or filled it, and inherit its priority and task-local values. Every method may be called from any
 /// task, concurrently.
 public final class BatchedOrigin<Key: Hashable & Sendable, Value: Sendable>: Sendable {
@@ -45,7 +46,7 @@ public final class BatchedOrigin<Key: Hashable & Sendable, Value: Sendable>: Sen
 
     /// The keys and callers. Lock rule (see ``PthreadMutex``): transitions only change the state and
     /// return effects; continuations are resumed, tasks started or cancelled and user code called after
-    /// unlocking. A `FlightHandle` is the cancel switch of a batch's window timer or of its origin call.
+    /// unlocking, and never from a caller's cancellation handler. A `FlightHandle` is the cancel switch of a batch's window timer or of its origin call.
     private let state: LockedValue<State>
     private let window: Duration
     private let sleep: @Sendable (Duration) async throws -> Void
@@ -116,6 +117,9 @@ public final class BatchedOrigin<Key: Hashable & Sendable, Value: Sendable>: Sen
     /// - A caller cancelled after its batch was dispatched leaves the batch's outcome; when every caller
     ///   of every key of the batch has left, the task running `fetch` is cancelled.
     ///
+    /// The caller leaves on its own task, right after its wait ends and before it throws; its
+    /// cancellation handler only ends the wait.
+    ///
     /// - Parameter key: The key to load.
     /// - Returns: The value the batch function returned for `key`.
     /// - Throws: The error the batch function returned for `key`, or the error it threw;
@@ -126,13 +130,17 @@ public final class BatchedOrigin<Key: Hashable & Sendable, Value: Sendable>: Sen
         let waiter = OneShot<Value>()
         let (caller, effects) = state.withLock { $0.enqueue(key, waiter: waiter, makeHandle: FlightHandle.init) }
         perform(effects)
-        return try await withTaskCancellationHandler {
-            try await waiter.value(cancellable: false)
-        } onCancel: {
-            // Off the batch first, then resolved: once the caller returns, the counts no longer include it.
-            let effects = state.withLock { $0.leave(caller: caller) }
-            waiter.resolve(.failure(CancellationError()))
-            perform(effects)
+        do {
+            // A cancellation only resolves the waiter, in its handler (which runs on the cancelling thread,
+            // with the runtime's lock of this task held); leaving the batch, which may cancel its window
+            // or its origin call and so run the clock's or the batch function's cancellation handlers, is
+            // done here, on this task, outside every lock.
+            return try await waiter.value(cancellable: true)
+        } catch {
+            // Off the batch before returning, so that the counts no longer include this caller. A caller
+            // already served (its batch failed) is no longer in the state, and leaving changes nothing.
+            perform(state.withLock { $0.leave(caller: caller) })
+            throw error
         }
     }
 

@@ -59,6 +59,65 @@ struct Issue13ReviewBatchTests {
         return (Weak(object: origin), calls, leftInTime.withLock { $0 } == true)
     }
 
+    // MARK: Suspicion 2: user code inside a caller's cancellation handler
+
+    /// A caller is cancelled by a thread holding a lock of the app's (a request registry cancelling its
+    /// requests under its lock); the batch function's own cancellation handler takes that lock (to take
+    /// its request off the registry). Run inside the caller's cancellation handler, on the cancelling
+    /// thread, that handler would wait for the lock its own thread holds: a deadlock no time limit ends.
+    @Test func theBatchFunctionsCancellationHandlerDoesNotRunOnTheThreadCancellingACaller() async {
+        let clock = ManualClock()
+        let registry = Registry()
+        let probe = Probe()
+        let handlerSawLockHeld = LockedValue<[Bool]>([])
+        let calls = CallLog()
+        let origin = BatchedOrigin<Int, String>(window: Self.window, clock: clock) { keys in
+            calls.begin(keys)
+            defer { calls.end(keys) }
+            return try await withTaskCancellationHandler {
+                try await probe.runUntilCancelled(returning: values(of: keys))
+            } onCancel: {
+                // A real handler would take `registry`'s lock here.
+                handlerSawLockHeld.withLock { $0.append(registry.isHeldByThisThread) }
+            }
+        }
+        let caller = Caller(of: origin, key: 1)
+        await dispatchPending(of: origin, on: clock, callers: 1)
+        await waitUntil { calls.count == 1 }
+        registry.hold { caller.cancel() }
+        await #expect(throws: CancellationError.self) { try await caller.value }
+        await waitUntil { !handlerSawLockHeld.withLock { $0 }.isEmpty }
+        #expect(handlerSawLockHeld.withLock { $0 } == [false], "would deadlock: the lock is its own thread's")
+        #expect(await probe.wasCancelled(), "the batch function is still cancelled")
+        #expect(origin.runningBatchCount == 0)
+    }
+
+    /// The same with the window's clock: the last caller of a pending batch leaving cancels the window's
+    /// sleep, whose cancellation handler is the clock's code (the app's clock).
+    @Test func theClocksCancellationHandlerDoesNotRunOnTheThreadCancellingACaller() async {
+        let manual = ManualClock()
+        let registry = Registry()
+        let handlerSawLockHeld = LockedValue<[Bool]>([])
+        let clock = HookedClock(base: manual) {
+            handlerSawLockHeld.withLock { $0.append(registry.isHeldByThisThread) }
+        }
+        let calls = CallLog()
+        let origin = BatchedOrigin<Int, String>(window: Self.window, clock: clock) { keys in
+            calls.begin(keys)
+            defer { calls.end(keys) }
+            return values(of: keys)
+        }
+        let caller = Caller(of: origin, key: 1)
+        await waitUntil { origin.waitingCallerCount == 1 }
+        await manual.sleepers(atLeast: 1)
+        registry.hold { caller.cancel() }
+        await #expect(throws: CancellationError.self) { try await caller.value }
+        await waitUntil { !handlerSawLockHeld.withLock { $0 }.isEmpty }
+        #expect(handlerSawLockHeld.withLock { $0 } == [false], "would deadlock: the lock is its own thread's")
+        #expect(origin.pendingKeyCount == 0)
+        #expect(calls.all.isEmpty)
+    }
+
     // MARK: Suspicion 3: a batch finishing while its callers leave and new callers arrive
 
     /// The batch's origin call ends while its callers are cancelled and a new caller of one of its keys
@@ -476,6 +535,39 @@ private final class DispatchHook: StoreEventObserver {
     func observe(_ event: StoreEvent) {
         guard case .batchDispatched = event.kind else { return }
         action.withLock { $0 }?()
+    }
+}
+
+/// A lock of the app's, as a request registry holds while it cancels its requests; tells whether the
+/// current thread holds it (where taking it again would never return).
+private final class Registry: Sendable {
+    private let owner = LockedValue<pthread_t?>(nil)
+
+    func hold(_ body: () -> Void) {
+        owner.withLock { $0 = pthread_self() }
+        body()
+        owner.withLock { $0 = nil }
+    }
+
+    var isHeldByThisThread: Bool {
+        owner.withLock { owner in owner.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
+    }
+}
+
+/// A clock of the app's: a manual clock whose sleeps run `onCancel` when cancelled.
+private struct HookedClock: Clock {
+    let base: ManualClock
+    let onCancel: @Sendable () -> Void
+
+    var now: ManualClock.Instant { base.now }
+    var minimumResolution: Duration { base.minimumResolution }
+
+    func sleep(until deadline: ManualClock.Instant, tolerance: Duration?) async throws {
+        try await withTaskCancellationHandler {
+            try await base.sleep(until: deadline, tolerance: tolerance)
+        } onCancel: {
+            onCancel()
+        }
     }
 }
 
