@@ -38,15 +38,16 @@
 ///
 /// `fetch`, the clock and the observer are called outside the batcher's lock, from its tasks or from
 /// the caller's task, never from inside a cancellation handler: the cancellation handlers of `fetch` and
-/// of the window's sleep run on the task of the caller that left last, after its wait ended. A batch's tasks are unstructured tasks started by whichever task started the batch
-/// or filled it, and inherit its priority and task-local values. Every method may be called from any
-/// task, concurrently.
+/// of the window's sleep run on the task of the caller that left last, after its wait ended. A batch's
+/// tasks are unstructured tasks started by whichever task started the batch or filled it, and inherit
+/// its priority and task-local values. Every method may be called from any task, concurrently.
 public final class BatchedOrigin<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     private typealias State = BatchState<Key, OneShot<Value>, FlightHandle>
 
     /// The keys and callers. Lock rule (see ``PthreadMutex``): transitions only change the state and
     /// return effects; continuations are resumed, tasks started or cancelled and user code called after
-    /// unlocking, and never from a caller's cancellation handler. A `FlightHandle` is the cancel switch of a batch's window timer or of its origin call.
+    /// unlocking, and never from a caller's cancellation handler. A `FlightHandle` is the cancel switch of
+    /// a batch's window timer or of its origin call.
     private let state: LockedValue<State>
     private let window: Duration
     private let sleep: @Sendable (Duration) async throws -> Void
