@@ -40,7 +40,8 @@
 /// the caller's task, never from inside a cancellation handler: the cancellation handlers of `fetch` and
 /// of the window's sleep run on the task of the caller that left last, after its wait ended. A batch's
 /// tasks are unstructured tasks started by whichever task started the batch or filled it, and inherit
-/// its priority and task-local values. Every method may be called from any task, concurrently.
+/// its priority and task-local values (except ``FetchAttempt/current``, which is the batch's own inside
+/// `fetch`). Every method may be called from any task, concurrently.
 public final class BatchedOrigin<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     private typealias State = BatchState<Key, OneShot<Value>, FlightHandle>
 
@@ -74,7 +75,9 @@ public final class BatchedOrigin<Key: Hashable & Sendable, Value: Sendable>: Sen
     ///   - fetch: The batch function: gets the distinct keys of one batch, in the order they arrived
     ///     (never empty), and returns each key's outcome. It runs in a task of the batcher's own, at most
     ///     once per dispatched batch, cancelled when every caller of every key of the batch has left; a
-    ///     batch whose callers all left before its task started is not sent.
+    ///     batch whose callers all left before its task started is not sent. Inside it,
+    ///     ``FetchAttempt/current`` is the batch's own: `forbidRetry()` (a `POST`) forbids the retry of
+    ///     every caller the batch fails, each caller's store fetch included.
     public init<C: Clock<Duration>>(
         window: Duration = .milliseconds(5), maxBatchSize: Int = 100, clock: C = ContinuousClock(),
         observer: (any StoreEventObserver)? = nil,
@@ -141,7 +144,9 @@ public final class BatchedOrigin<Key: Hashable & Sendable, Value: Sendable>: Sen
             // Off the batch before returning, so that the counts no longer include this caller. A caller
             // already served (its batch failed) is no longer in the state, and leaving changes nothing.
             perform(state.withLock { $0.leave(caller: caller) })
-            throw error
+            guard let forbidden = error as? RetryForbidden else { throw error }
+            FetchAttempt.current?.forbidRetry()
+            throw forbidden.error
         }
     }
 
@@ -173,20 +178,32 @@ public final class BatchedOrigin<Key: Hashable & Sendable, Value: Sendable>: Sen
     /// origin is not called.
     private func run(_ batch: Int, _ keys: [Key]) async {
         guard !Task.isCancelled else { return }
+        // The batch's own attempt: the task inherited the attempt of the caller that started the batch,
+        // whose refusal would reach that caller's store fetch only.
+        let refusal = RetryRefusal()
+        let attempt = FetchAttempt(number: FetchAttempt.current?.number ?? 1, refusal: refusal)
         let outcome: Result<[Key: Result<Value, any Error>], any Error>
         do {
-            outcome = .success(try await fetch(keys))
+            outcome = .success(try await FetchAttempt.$scoped.withValue(attempt) { try await fetch(keys) })
         } catch {
             outcome = .failure(error)
         }
+        let retryForbidden = refusal.wasRefused
         let served = state.withLock { $0.finish(batch: batch) }
         for (key, waiters) in served {
-            let result: Result<Value, any Error>
+            var result: Result<Value, any Error>
             switch outcome {
             case .success(let results): result = results[key] ?? .failure(BatchedOriginError.missingResult)
             case .failure(let error): result = .failure(error)
             }
+            if retryForbidden, case .failure(let error) = result { result = .failure(RetryForbidden(error: error)) }
             for waiter in waiters { waiter.resolve(result) }
         }
     }
+}
+
+/// The failure of a batch whose function called ``FetchAttempt/forbidRetry()``: each caller forbids the
+/// retry of its own attempt (its store's fetch), then throws `error`.
+private struct RetryForbidden: Error {
+    let error: any Error
 }

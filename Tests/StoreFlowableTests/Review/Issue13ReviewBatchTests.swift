@@ -242,6 +242,46 @@ struct Issue13ReviewBatchTests {
         #expect(failures.isEmpty, "\(failures.prefix(10))")
     }
 
+    // MARK: Task-local values the batch inherits
+
+    /// A batch function that sends a `POST` forbids its retry (`SimpleNetworkLoader` does). The batch's
+    /// task inherits the attempt of the caller that started the batch, so the refusal reached that
+    /// caller's store fetch only: the other key's fetch retried and sent the `POST` again.
+    @Test func forbiddingTheRetryInABatchFunctionForbidsItForEveryKey() async {
+        let batchClock = ManualClock()
+        let retryClock = ManualClock()
+        let calls = CallLog()
+        let origin = BatchedOrigin<Int, String>(window: Self.window, clock: batchClock) { keys in
+            calls.begin(keys)
+            defer { calls.end(keys) }
+            FetchAttempt.current?.forbidRetry()
+            throw AdvisedError.transient
+        }
+        let policy = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(100), maxDelay: .seconds(1), jitter: .none)
+        let store = KeyedStore(
+            cache: MemoryCache<Int, String>(policy: FreshnessPolicy(freshFor: .seconds(60))),
+            manager: FlowableDataStateManager(fetchPolicy: FetchPolicy(retry: policy, clock: retryClock))
+        ) { key in try await origin.load(key) }
+        let ended = LockedValue(0)
+        let loads = [1, 2].map { key in
+            Task {
+                defer { ended.withLock { $0 += 1 } }
+                _ = try await store[key].requireData()
+            }
+        }
+        await waitUntil { origin.waitingCallerCount == 2 }
+        // Ends windows and backoffs until both loads have ended (a retried key needs both).
+        while ended.withLock({ $0 }) < 2 && !Task.isCancelled {
+            if origin.pendingKeyCount > 0 { batchClock.advance(by: Self.window) }
+            retryClock.advance(by: .seconds(1))
+            await Task.yield()
+        }
+        for load in loads {
+            await #expect(throws: AdvisedError.self) { try await load.value }
+        }
+        #expect(calls.all == [[1, 2]], "the POST was sent again for a key: \(calls.all)")
+    }
+
     // MARK: Cancellation at every moment
 
     @Test(arguments: 0..<4)
