@@ -279,7 +279,8 @@ struct Issue13ReviewBatchTests {
         for load in loads {
             await #expect(throws: AdvisedError.self) { try await load.value }
         }
-        #expect(calls.all == [[1, 2]], "the POST was sent again for a key: \(calls.all)")
+        // One call with both keys, in whichever order they arrived.
+        #expect(calls.all.map { $0.sorted() } == [[1, 2]], "the POST was sent again for a key: \(calls.all)")
     }
 
     // MARK: Cancellation at every moment
