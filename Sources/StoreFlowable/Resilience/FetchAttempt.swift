@@ -2,7 +2,9 @@
 /// is, and a way for the origin to say that it must not be repeated.
 ///
 /// Read ``current`` inside `fetchDataFromOrigin()` (or a page fetch, or a `KeyedStore` fetch): it is
-/// `nil` outside an origin call the store makes.
+/// `nil` outside an origin call the store makes, and inside the origin calls of a store whose fetch
+/// policy has a single attempt, no concurrency limit and no observer (there is nothing to number or
+/// forbid: such a store calls the origin exactly as it would without a policy).
 ///
 /// ```swift
 /// func fetchDataFromOrigin() async throws -> Order {

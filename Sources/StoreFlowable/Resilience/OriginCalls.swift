@@ -15,7 +15,12 @@ struct OriginCalls: Sendable {
     /// - Throws: The last attempt's error; `CancellationError` when the task was cancelled during a
     ///   queue wait or a backoff.
     func run<Value>(_ call: () async throws -> Value) async throws -> Value {
-        try await run(on: policy.clock, call)
+        // A store that uses none of it (one attempt, no limit, no observer) calls the origin as it did
+        // before fetch policies existed: no attempt scope, no clock read, no allocation.
+        if policy.retry.attemptLimit == 1, policy.concurrencyLimit == nil, report.observer == nil {
+            return try await call()
+        }
+        return try await run(on: policy.clock, call)
     }
 
     private func run<C: Clock<Duration>, Value>(on clock: C, _ call: () async throws -> Value) async throws
