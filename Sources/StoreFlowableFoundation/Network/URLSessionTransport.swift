@@ -22,7 +22,10 @@
 ///   cancels the task. On Linux the download does not stop at that very byte: `FoundationNetworking`
 ///   hands the delegate the body on another queue and its cancel waits for its own work queue, so a
 ///   fast server gets further before the connection closes (tens of MB over loopback in the tests,
-///   held briefly in the session's queued callbacks, never in the response). A `Content-Length` over
+///   held briefly in the session's queued callbacks, never in the response). The cancellation waits
+///   for the queue that reads the body, so a server sending faster than that queue keeps up can hold
+///   the connection open until the body ends or the request times out (under ThreadSanitizer, 8 GiB
+///   over loopback); `send` has thrown by then all the same. A `Content-Length` over
 ///   the bound ends the request before any body is read: the transport cancels the task itself,
 ///   because Linux's `URLSession` does not end a task whose delegate answers `.cancel`.
 /// - A cancelled caller cancels its data task; the connection is closed (the tests check that the

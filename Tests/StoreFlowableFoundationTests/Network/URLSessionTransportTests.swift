@@ -96,7 +96,13 @@ struct URLSessionTransportTests {
         #expect(ContinuousClock.now - started < Self.prompt)
         // The client closes the connection. Not at once on Linux: FoundationNetworking reads on while the
         // cancellation waits for its work queue (from a few MB to hundreds over loopback, depending on
-        // the machine's load), which is why only the closing is checked, not how much was sent.
+        // the machine's load), which is why only the closing is checked, not how much was sent. Under
+        // ThreadSanitizer that queue never catches up with this server, so the cancellation lands only
+        // when the body ends (gdb: `URLSessionTask.cancel()` waiting in the work queue's `sync` while
+        // the queue reads; 8 GiB in 25 s in two runs of three): the closing is checked without it.
+        #if canImport(FoundationNetworking)
+            if isRunningUnderThreadSanitizer { return }
+        #endif
         let left = await server.waitFor { if case .clientLeft = $0 { true } else { false } }
         guard case .clientLeft(let written) = left else {
             Issue.record("the client never left: \(String(describing: left))")
