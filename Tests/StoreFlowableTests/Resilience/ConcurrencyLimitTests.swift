@@ -104,7 +104,7 @@ struct ConcurrencyLimitTests {
         #expect(limit.queuedCount == 0)
     }
 
-    @Test("1,000 callers arriving at once never run more than 8 operations at a time", .timeLimit(.minutes(1)))
+    @Test("1,000 callers arriving at once never run more than 8 operations at a time", .timeLimit(.minutes(3)))
     func contention() async throws {
         let limit = ConcurrencyLimit(maxConcurrent: 8)
         let tracker = Tracker()
@@ -131,7 +131,7 @@ struct ConcurrencyLimitTests {
 
     @Test(
         "Cancelled queued callers leave the queue at once and never run; the others all run",
-        .timeLimit(.minutes(1)))
+        .timeLimit(.minutes(3)))
     func cancelQueued() async throws {
         let limit = ConcurrencyLimit(maxConcurrent: 2)
         let tracker = Tracker()
@@ -252,7 +252,7 @@ struct ConcurrencyLimitTests {
 
     @Test(
         "A caller cancelled as the permit is handed to it either runs or passes the permit on",
-        .timeLimit(.minutes(1)))
+        .timeLimit(.minutes(3)))
     func cancelAtHandOver() async throws {
         let limit = ConcurrencyLimit(maxConcurrent: 1)
         var outcomes = (ran: 0, cancelled: 0)
@@ -298,7 +298,7 @@ struct ConcurrencyLimitTests {
         #expect(outcomes.ran + outcomes.cancelled == 300)
     }
 
-    @Test("Cancelling callers at every moment never loses or leaks a permit", .timeLimit(.minutes(1)))
+    @Test("Cancelling callers at every moment never loses or leaks a permit", .timeLimit(.minutes(3)))
     func cancelAtEveryMoment() async throws {
         let maxConcurrent = 3
         let limit = ConcurrencyLimit(maxConcurrent: maxConcurrent)

@@ -12,7 +12,7 @@ import Testing
 /// Review of `BatchedOrigin` and `BatchState`: origin calls nobody waits for, user code run inside a
 /// caller's cancellation handler, batches finishing while their callers leave, windows ending while a
 /// batch fills, and nothing left behind.
-@Suite("Issue13Review: batching", .serialized, .timeLimit(.minutes(1)))
+@Suite("Issue13Review: batching", .serialized, .timeLimit(.minutes(3)))
 struct Issue13ReviewBatchTests {
     static let window = Duration.milliseconds(5)
     static let rounds = isRunningUnderThreadSanitizer ? 200 : 1_000
