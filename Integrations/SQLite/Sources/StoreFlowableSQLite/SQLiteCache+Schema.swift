@@ -6,6 +6,25 @@ extension SQLiteCache {
     ///
     /// Runs before the connection is shared, so the statements of the transaction are the only ones on it.
     static func prepare(_ table: SQLiteCacheTable, on connection: SQLiteConnection) async throws(SQLiteCacheError) {
+        // SQLite answers "busy" without waiting when a wait could deadlock (two processes switching the
+        // file to WAL, or both upgrading a read to a write, at the same moment): the preparation is then
+        // tried again, for up to 10 seconds.
+        let deadline = ContinuousClock.now + .seconds(10)
+        var delay = Duration.milliseconds(5)
+        while true {
+            do throws(SQLiteCacheError) {
+                return try await prepareOnce(table, on: connection)
+            } catch {
+                guard error.isBusy, ContinuousClock.now + delay < deadline else { throw error }
+                try? await Task.sleep(for: delay)
+                delay = min(delay * 2, .milliseconds(200))
+            }
+        }
+    }
+
+    private static func prepareOnce(_ table: SQLiteCacheTable, on connection: SQLiteConnection)
+        async throws(SQLiteCacheError)
+    {
         func run(_ sql: String, _ binds: [SQLiteData] = []) async throws(SQLiteCacheError) -> [SQLiteRow] {
             do {
                 return try await connection.query(sql, binds)
@@ -54,6 +73,19 @@ extension SQLiteCache {
         case (_, true):
             let columns = try await run(table.tableInfo, []).compactMap { $0.column("name")?.string }
             guard columns == SQLiteCacheTable.columns else { throw .unexpectedTable(table.table) }
+        }
+    }
+}
+
+extension SQLiteCacheError {
+    /// Whether SQLite answered that the file is locked by another connection.
+    var isBusy: Bool {
+        guard case .databaseFailed(_, let underlying) = self, let error = underlying as? SQLiteError else {
+            return false
+        }
+        switch error.reason {
+        case .busy, .locked, .busyInRecovery, .busyInSnapshot, .busyTimeout, .lockedBySharedCache: return true
+        default: return false
         }
     }
 }
