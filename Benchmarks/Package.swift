@@ -13,6 +13,8 @@ let package = Package(
     platforms: [.macOS(.v13)],
     dependencies: [
         .package(name: "StoreFlowable", path: ".."),
+        .package(name: "StoreFlowableSQLite", path: "../Integrations/SQLite"),
+        .package(url: "https://github.com/vapor/sqlite-nio", from: "1.13.0"),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.0", traits: ["MallocInterposer"]),
     ],
     targets: [
@@ -21,6 +23,8 @@ let package = Package(
             dependencies: [
                 .product(name: "StoreFlowable", package: "StoreFlowable"),
                 .product(name: "StoreFlowableFoundation", package: "StoreFlowable"),
+                .product(name: "StoreFlowableSQLite", package: "StoreFlowableSQLite"),
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "Benchmarks/StoreFlowableBenchmarks",

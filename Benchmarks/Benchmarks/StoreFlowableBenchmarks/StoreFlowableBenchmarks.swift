@@ -53,6 +53,7 @@ let benchmarks: @Sendable () -> Void = {
     memoryCacheBenchmarks()
     keyedStoreBenchmarks()
     diskCacheBenchmarks()
+    sqliteCacheBenchmarks()
     loaderBenchmarks()
     loadingStateBenchmarks()
     batchBenchmarks()

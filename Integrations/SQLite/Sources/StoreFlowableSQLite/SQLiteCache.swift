@@ -171,11 +171,11 @@ public final class SQLiteCache<Key: Hashable & Sendable & Codable, Value: Sendab
         let keyData = try encodedKey(key)
         let rows = try await query(table.select, [keyData.sqliteData ?? .null], "read an entry")
         guard let row = rows.first else { return nil }
-        guard let valueData = row.column("value").flatMap(Data.init(sqliteData:)),
-            let storedAt = row.column("stored_at")?.integer,
-            let invalidated = row.column("invalidated")?.integer,
-            let format = row.column("format")?.integer,
-            let seq = row.column("seq")?.integer
+        // By position, in the order of `table.select` (a lookup by name compares strings on every read).
+        let columns = row.columns
+        guard columns.count == 5, let valueData = Data(sqliteData: columns[0].data),
+            let storedAt = columns[1].data.integer, let invalidated = columns[2].data.integer,
+            let format = columns[3].data.integer, let seq = columns[4].data.integer
         else {
             try await discard(keyData, seq: row.column("seq")?.integer, problem: .malformedRow)
             return nil
