@@ -1,0 +1,50 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+// StoreFlowable's keyed cache in a PostgreSQL table: `PostgresCache`. A package of its own, depending on
+// the repository by path, so that the library keeps no dependencies and a user of the other caches never
+// resolves postgres-nio. `Integrations/Postgres/run` builds it and tests it against a real PostgreSQL
+// server that the tests start themselves (see README.md beside this file).
+
+/// Settings every target shares: Swift 6 language mode with complete strict concurrency.
+let strictSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "StoreFlowablePostgres",
+    platforms: [
+        .macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9),
+    ],
+    products: [
+        .library(name: "StoreFlowablePostgres", targets: ["StoreFlowablePostgres"])
+    ],
+    dependencies: [
+        .package(name: "StoreFlowable", path: "../.."),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
+    ],
+    targets: [
+        .target(
+            name: "StoreFlowablePostgres",
+            dependencies: [
+                .product(name: "StoreFlowable", package: "StoreFlowable"),
+                .product(name: "StoreFlowableFoundation", package: "StoreFlowable"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "StoreFlowablePostgresTests",
+            dependencies: [
+                "StoreFlowablePostgres",
+                .product(name: "StoreFlowable", package: "StoreFlowable"),
+                .product(name: "StoreFlowableFoundation", package: "StoreFlowable"),
+                .product(name: "StoreFlowableTesting", package: "StoreFlowable"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

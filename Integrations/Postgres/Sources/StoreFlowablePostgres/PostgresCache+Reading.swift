@@ -1,0 +1,98 @@
+import PostgresNIO
+public import StoreFlowable
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// One row of a cache table as read, before its value is decoded.
+struct PostgresCacheRow: Sendable {
+    /// The encoded value.
+    var value: Data
+    /// When the entry was stored.
+    var storedAt: CacheTime
+    /// The invalidation mark.
+    var isInvalidated: Bool
+    /// The value format the writer used.
+    var format: Int32
+    /// The write's sequence number: a rewrite of the key changes it.
+    var seq: Int64
+}
+
+extension PostgresCache {
+    /// Reads the entry of `key` from its row.
+    ///
+    /// A row written with another value format, a row past the policy's lifetime and a row whose value
+    /// the coder cannot decode are deleted (unless rewritten meanwhile), reported to `events`, and read
+    /// as misses. One `SELECT` by primary key, plus a `DELETE` for such a row.
+    ///
+    /// - Parameter key: The key to look up.
+    /// - Returns: The entry as stored (its value, stored time to the nanosecond and invalidation mark),
+    ///   or `nil`.
+    /// - Throws: ``PostgresCacheError/encodingFailed(_:)`` if the coder cannot encode `key`;
+    ///   ``PostgresCacheError/databaseFailed(operation:sqlState:message:)`` or
+    ///   ``PostgresCacheError/timedOut(operation:after:)`` when the database fails or does not answer
+    ///   (a failed cleanup of a row that is a miss is reported to `events` instead).
+    public func entry(forKey key: Key) async throws(PostgresCacheError) -> CacheEntry<Value>? {
+        let keyBytes = try encodedKey(key)
+        let table = table.table
+        let found = try await database.run("read") { client in
+            let rows = try await client.query(
+                """
+                SELECT value, stored_at, invalidated, format, seq FROM \(unescaped: table) WHERE key = \(keyBytes)
+                """)
+            var found: PostgresCacheRow?
+            for try await (value, storedAt, invalidated, format, seq) in rows.decode(
+                (Data, Int64, Bool, Int32, Int64).self)
+            {
+                found = PostgresCacheRow(
+                    value: value, storedAt: CacheTime(nanosecondsSince1970: storedAt), isInvalidated: invalidated,
+                    format: format, seq: seq)
+            }
+            return found
+        }
+        guard let row = found else { return nil }
+        let printableKey = Self.printable(keyBytes)
+        guard row.format == format else {
+            await discard(
+                keyBytes, seq: row.seq, reporting: .removedOtherFormat(key: printableKey, format: Int(row.format)))
+            return nil
+        }
+        if policy.isPastLifetime(storedAt: row.storedAt, now: clock.now) {
+            await discard(keyBytes, seq: row.seq, reporting: .removedExpiredEntry(key: printableKey))
+            return nil
+        }
+        let value: Value
+        do {
+            value = try coder.decodeValue(from: row.value)
+        } catch {
+            await discard(
+                keyBytes, seq: row.seq, reporting: .removedUndecodableEntry(key: printableKey, reason: "\(error)"))
+            return nil
+        }
+        return CacheEntry(value: value, storedAt: row.storedAt, isInvalidated: row.isInvalidated)
+    }
+
+    /// Deletes the row of `keyBytes` if it still has sequence number `seq`, then reports `event` (or
+    /// the failure).
+    ///
+    /// A row rewritten since it was read has a new number and is kept: the newer entry is not lost.
+    ///
+    /// - Parameters:
+    ///   - keyBytes: The encoded key.
+    ///   - seq: The sequence number the row had when read.
+    ///   - event: What to report once deleted.
+    func discard(_ keyBytes: Data, seq: Int64, reporting event: PostgresCacheEvent) async {
+        let table = table.table
+        do throws(PostgresCacheError) {
+            try await database.run("remove") { client in
+                try await client.execute("DELETE FROM \(unescaped: table) WHERE key = \(keyBytes) AND seq = \(seq)")
+            }
+            report(event)
+        } catch {
+            report(.removeFailed(key: Self.printable(keyBytes), error: error.description))
+        }
+    }
+}

@@ -1,0 +1,68 @@
+import PostgresNIO
+
+/// The cache's way to the database: each operation runs on the client's pool within the cache's
+/// timeout, and every failure becomes a ``PostgresCacheError``.
+///
+/// postgres-nio never fails a query for a server that is down on its own: the pool queues the request
+/// while it retries connecting (with a growing back-off) and fails it only when its circuit breaker
+/// trips, after a minute that `PostgresClient` does not let you change. The timeout bounds that wait.
+struct PostgresCacheDatabase: Sendable {
+    /// The connection pool; its `run()` must be running.
+    let client: PostgresClient
+    /// The longest time one operation may take, from asking the pool for a connection to the last row.
+    let timeout: Duration
+
+    /// Runs `body` with the client within ``timeout``.
+    ///
+    /// `body` must read every row it needs before returning (a row sequence holds its connection until
+    /// it is read to the end), and return plain values.
+    ///
+    /// - Parameters:
+    ///   - operation: What the cache is doing, for the error (`read`, `write`, …).
+    ///   - body: The statements to run.
+    /// - Returns: What `body` returned.
+    /// - Throws: ``PostgresCacheError/databaseFailed(operation:sqlState:message:)`` when a statement or
+    ///   the connection failed, ``PostgresCacheError/timedOut(operation:after:)`` when `body` did not
+    ///   finish in time.
+    func run<Output: Sendable>(
+        _ operation: String, _ body: @escaping @Sendable (PostgresClient) async throws -> Output
+    ) async throws(PostgresCacheError) -> Output {
+        let client = client
+        switch await withDeadline(timeout, { try await body(client) }) {
+        case .finished(.success(let output)):
+            return output
+        case .finished(.failure(let error as PostgresCacheError)):
+            throw error
+        case .finished(.failure(let error)):
+            throw Self.failure(operation, error)
+        case .timedOut:
+            throw .timedOut(operation: operation, after: timeout)
+        }
+    }
+
+    /// The cache error for a database error.
+    ///
+    /// A `PSQLError`'s own `description` is a fixed sentence (postgres-nio hides the details so that
+    /// they do not reach end users by accident), and its `debugDescription` includes the statement
+    /// with its bound values (the cache's keys and values). The message is built from its code, the
+    /// server's fields and the underlying connection error instead.
+    ///
+    /// - Parameters:
+    ///   - operation: What the cache was doing.
+    ///   - error: What postgres-nio threw.
+    /// - Returns: ``PostgresCacheError/databaseFailed(operation:sqlState:message:)``.
+    static func failure(_ operation: String, _ error: any Error) -> PostgresCacheError {
+        guard let error = error as? PSQLError else {
+            // The pool's own errors (`ConnectionPoolError`: cancelled, shut down, circuit breaker) are
+            // not mapped to `PSQLError` by postgres-nio 1.33.
+            return .databaseFailed(operation: operation, sqlState: nil, message: String(reflecting: error))
+        }
+        var parts = ["PSQLError(code: \(error.code)"]
+        let sqlState = error.serverInfo?[.sqlState]
+        if let sqlState { parts.append("sqlState: \(sqlState)") }
+        if let message = error.serverInfo?[.message] { parts.append("message: \(message)") }
+        if let detail = error.serverInfo?[.detail] { parts.append("detail: \(detail)") }
+        if let underlying = error.underlying { parts.append("underlying: \(String(reflecting: underlying))") }
+        return .databaseFailed(operation: operation, sqlState: sqlState, message: parts.joined(separator: ", ") + ")")
+    }
+}

@@ -1,0 +1,60 @@
+/// Why a ``PostgresCache`` could not be opened, migrated, read or written.
+///
+/// Every database failure (connection refused, the server gone mid-query, a statement the server
+/// rejected) is ``databaseFailed(operation:sqlState:message:)``, and an operation that got no answer in
+/// time is ``timedOut(operation:after:)``: the cache never crashes and never waits for ever on a
+/// database that is unreachable. After either, the previous entry of the key is as it was, or as the
+/// statement left it if the server committed it before the connection broke (each write is one
+/// statement, so never a part of one).
+public enum PostgresCacheError: Error, Sendable, CustomStringConvertible {
+    /// The cache name does not match `[a-z][a-z0-9_]{0,42}`: a lower-case letter, then up to 42
+    /// lower-case letters, digits or underscores, so that the table name `storeflowable_cache_<name>` is
+    /// a plain identifier within PostgreSQL's 63-byte limit.
+    case invalidName(String)
+
+    /// The cache's table, or its row in `storeflowable_schema`, does not exist: run
+    /// ``PostgresCache/migrate(name:client:timeout:)`` first.
+    case notMigrated(name: String)
+
+    /// `storeflowable_schema` records layout version `found` for this cache, but this version of the
+    /// library reads and writes layout `expected`. The table is left alone.
+    case schemaMismatch(found: Int, expected: Int)
+
+    /// A statement failed or the connection to the server failed; `operation` names what the cache was
+    /// doing (`read`, `write`, `evict`, `migrate`, …). `sqlState` is the server's five-character
+    /// SQLSTATE code when the server answered (`42P01`: a table is missing), `nil` for a connection
+    /// failure. `message` describes the underlying `PSQLError` (its code, the server's message, the
+    /// connection error), without the statement's bound values.
+    case databaseFailed(operation: String, sqlState: String?, message: String)
+
+    /// The database did not finish `operation` within the cache's timeout (`after`): the server is
+    /// down, unreachable or overloaded, or the pool could not open a connection.
+    case timedOut(operation: String, after: Duration)
+
+    /// The coder could not encode the key or the value; `underlying` is its error.
+    case encodingFailed(_ underlying: any Error)
+
+    /// The entry (`bytes`: its encoded key and value) is larger than the cache's size limit, so it was
+    /// not stored; any previous entry of the key was removed, so that it is not served in its place.
+    case entryTooLarge(bytes: Int, sizeLimit: Int)
+
+    /// A sentence describing the failure.
+    public var description: String {
+        switch self {
+        case .invalidName(let name):
+            "PostgresCache: invalid cache name \(String(reflecting: name)): it must match [a-z][a-z0-9_]{0,42}"
+        case .notMigrated(let name):
+            "PostgresCache: the cache \(String(reflecting: name)) has no table; run PostgresCache.migrate first"
+        case .schemaMismatch(let found, let expected):
+            "PostgresCache: the table has layout version \(found), this library uses \(expected)"
+        case .databaseFailed(let operation, let sqlState, let message):
+            "PostgresCache: \(operation) failed\(sqlState.map { " (SQLSTATE \($0))" } ?? ""): \(message)"
+        case .timedOut(let operation, let after):
+            "PostgresCache: \(operation) got no answer from the database within \(after)"
+        case .encodingFailed(let underlying):
+            "PostgresCache: the coder failed to encode: \(underlying)"
+        case .entryTooLarge(let bytes, let sizeLimit):
+            "PostgresCache: an entry of \(bytes) bytes is larger than the size limit of \(sizeLimit) bytes"
+        }
+    }
+}

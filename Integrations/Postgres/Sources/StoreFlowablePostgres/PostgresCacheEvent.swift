@@ -1,0 +1,41 @@
+/// Something a ``PostgresCache`` noticed and handled on its own, reported to the `events` handler
+/// passed to its initialiser: rows of another value format, expired or undecodable rows removed, rows
+/// evicted by the size limit, and cleanups that failed.
+///
+/// None of these is an error of the call that found it: such a row is a miss, and a failed cleanup is
+/// tried again the next time the row is found. They are reported so that you can log or count them.
+///
+/// `key` is the row's encoded key as text (its bytes read as UTF-8, invalid bytes replaced): the key
+/// itself for the default JSON coder.
+///
+/// The handler is called synchronously on the task that noticed the event, after the statement that
+/// handled it returned, possibly from several tasks at once. Keep it short and thread-safe; it may call
+/// the cache (from a new task, since it is not `async`).
+public enum PostgresCacheEvent: Sendable, Hashable, CustomStringConvertible {
+    /// The row of `key` was written with value format `format`, not the cache's: it was deleted, and the
+    /// read that found it returned a miss.
+    case removedOtherFormat(key: String, format: Int)
+    /// The row of `key` was past its policy's lifetime when read: it was deleted, and the read returned
+    /// a miss.
+    case removedExpiredEntry(key: String)
+    /// The coder could not decode the row's value (on a read) or key (while invalidating by predicate),
+    /// for `reason`: the row was deleted, and a read returned a miss.
+    case removedUndecodableEntry(key: String, reason: String)
+    /// The row of `key` (`bytes` of key and value) was deleted because the table went over the size
+    /// limit and it was the oldest written.
+    case evicted(key: String, bytes: Int)
+    /// The row of `key` should have been deleted (another format, expired, undecodable) but the
+    /// statement failed (`error` describes why); it stays a miss and is tried again when next found.
+    case removeFailed(key: String, error: String)
+
+    /// The event in one line, for logs.
+    public var description: String {
+        switch self {
+        case .removedOtherFormat(let key, let format): "removed \(key) (value format \(format))"
+        case .removedExpiredEntry(let key): "removed expired entry \(key)"
+        case .removedUndecodableEntry(let key, let reason): "removed undecodable entry \(key): \(reason)"
+        case .evicted(let key, let bytes): "evicted \(key) (\(bytes) bytes)"
+        case .removeFailed(let key, let error): "could not remove \(key): \(error)"
+        }
+    }
+}

@@ -1,0 +1,115 @@
+public import PostgresNIO
+
+/// Creates and checks the tables of ``PostgresCache``s: run ``migrate(name:client:timeout:)`` once per
+/// cache name (at deployment, or at every start: it is idempotent) before opening the cache.
+///
+/// ```swift
+/// try await PostgresCacheSchema.migrate(name: "users", client: client)
+/// let users = try await PostgresCache<Int, User>(name: "users", client: client)
+/// ```
+///
+/// A cache never creates or alters a table itself: opening one whose table is missing throws
+/// ``PostgresCacheError/notMigrated(name:)``, and one whose recorded layout differs from this library's
+/// throws ``PostgresCacheError/schemaMismatch(found:expected:)``.
+///
+/// **Tables.** Each cache name has a table `storeflowable_cache_<name>`:
+///
+/// | column | type | holds |
+/// | --- | --- | --- |
+/// | `key` | `BYTEA PRIMARY KEY` | the encoded key |
+/// | `value` | `BYTEA NOT NULL` | the encoded value |
+/// | `stored_at` | `BIGINT NOT NULL` | when the entry was stored, in nanoseconds since 1970 (``CacheTime``) |
+/// | `invalidated` | `BOOLEAN NOT NULL` | the invalidation mark |
+/// | `format` | `INTEGER NOT NULL` | the value format the writer used (see ``PostgresCache``) |
+/// | `size` | `INTEGER NOT NULL` | bytes of key and value, for the size limit |
+/// | `seq` | `BIGINT NOT NULL UNIQUE` | the write's number, from the sequence `storeflowable_seq` |
+///
+/// Every cache shares `storeflowable_schema(cache TEXT PRIMARY KEY, version INTEGER NOT NULL)`, which
+/// records each cache table's layout version (``layoutVersion``), and the sequence `storeflowable_seq`.
+/// Names are unqualified: the tables go to the first schema of the connection's `search_path`.
+public enum PostgresCacheSchema {
+    /// The version of the table layout that this library creates, reads and writes.
+    public static let layoutVersion = PostgresCacheTable.layoutVersion
+
+    /// Creates the table of the cache `name` (and the shared schema table and sequence) if missing,
+    /// and checks that its recorded layout is this library's.
+    ///
+    /// Idempotent, and safe when several processes or tasks run it at once: the statements run in one
+    /// transaction holding a transaction-scoped advisory lock (`pg_advisory_xact_lock`), so migrations
+    /// happen one at a time and each sees what the previous one committed. Existing rows are never
+    /// touched. A table that already exists without a row in `storeflowable_schema` is recorded as
+    /// layout ``layoutVersion``.
+    ///
+    /// - Parameters:
+    ///   - name: The cache name: `[a-z][a-z0-9_]{0,42}`.
+    ///   - client: The connection pool; its `run()` must be running.
+    ///   - timeout: The longest wait for the database (a migration may wait for another's lock).
+    /// - Throws: ``PostgresCacheError/invalidName(_:)``; ``PostgresCacheError/schemaMismatch(found:expected:)``
+    ///   when the table was created with another layout (it is left alone);
+    ///   ``PostgresCacheError/databaseFailed(operation:sqlState:message:)`` or
+    ///   ``PostgresCacheError/timedOut(operation:after:)`` when the database fails or does not answer.
+    public static func migrate(
+        name: String, client: PostgresClient, timeout: Duration = .seconds(30)
+    ) async throws(PostgresCacheError) {
+        let table = try PostgresCacheTable(name: name)
+        let database = PostgresCacheDatabase(client: client, timeout: timeout)
+        // One statement, so one transaction: the advisory lock is held until every object exists. A DO
+        // block takes no bound parameters; the names are validated identifiers and the numbers are
+        // constants.
+        let migration = PostgresQuery(
+            unsafeSQL: """
+                DO $storeflowable$
+                BEGIN
+                    PERFORM pg_advisory_xact_lock(\(PostgresCacheTable.migrationLock));
+                    CREATE TABLE IF NOT EXISTS \(PostgresCacheTable.schemaTable) (
+                        cache TEXT PRIMARY KEY, version INTEGER NOT NULL);
+                    CREATE SEQUENCE IF NOT EXISTS \(PostgresCacheTable.sequence);
+                    CREATE TABLE IF NOT EXISTS \(table.table) (
+                        key BYTEA PRIMARY KEY, value BYTEA NOT NULL, stored_at BIGINT NOT NULL,
+                        invalidated BOOLEAN NOT NULL, format INTEGER NOT NULL, size INTEGER NOT NULL,
+                        seq BIGINT NOT NULL UNIQUE);
+                    INSERT INTO \(PostgresCacheTable.schemaTable) (cache, version)
+                        VALUES ('\(table.name)', \(PostgresCacheTable.layoutVersion))
+                        ON CONFLICT (cache) DO NOTHING;
+                END
+                $storeflowable$
+                """)
+        try await database.run("migrate") { client in
+            try await client.execute(migration)
+        }
+        try await check(table, database: database)
+    }
+
+    /// Checks that the table of `table` exists with this library's layout.
+    ///
+    /// - Parameters:
+    ///   - table: The cache's names.
+    ///   - database: Where to look.
+    /// - Throws: ``PostgresCacheError/notMigrated(name:)`` when the schema table, the cache's row in it
+    ///   or the cache's table is missing; ``PostgresCacheError/schemaMismatch(found:expected:)`` when the
+    ///   recorded version differs; a database error.
+    static func check(_ table: PostgresCacheTable, database: PostgresCacheDatabase) async throws(PostgresCacheError) {
+        let schemaTable = PostgresCacheTable.schemaTable
+        let tableName = table.table
+        let exists = try await database.run("open") { client in
+            let rows = try await client.query(
+                "SELECT to_regclass(\(schemaTable)) IS NOT NULL, to_regclass(\(tableName)) IS NOT NULL")
+            var found: (schema: Bool, table: Bool) = (false, false)
+            for try await (schema, table) in rows.decode((Bool, Bool).self) { found = (schema, table) }
+            return found.schema && found.table
+        }
+        guard exists else { throw .notMigrated(name: table.name) }
+        let name = table.name
+        let version = try await database.run("open") { client in
+            let rows = try await client.query(
+                "SELECT version FROM \(unescaped: schemaTable) WHERE cache = \(name)")
+            var version: Int32?
+            for try await (found) in rows.decode(Int32.self) { version = found }
+            return version
+        }
+        guard let version else { throw .notMigrated(name: table.name) }
+        guard Int(version) == PostgresCacheTable.layoutVersion else {
+            throw .schemaMismatch(found: Int(version), expected: PostgresCacheTable.layoutVersion)
+        }
+    }
+}
