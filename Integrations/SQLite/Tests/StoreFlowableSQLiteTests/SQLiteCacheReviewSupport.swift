@@ -5,6 +5,7 @@ import SQLiteNIO
 import StoreFlowable
 import StoreFlowableFoundation
 import Synchronization
+import Testing
 
 @testable import StoreFlowableSQLite
 
@@ -152,8 +153,15 @@ func isChild(_ name: String) -> Bool {
 }
 
 /// Runs the test `name` (gated by ``isChild(_:)``) alone in a child process of this test binary, so that
-/// a crash fails the calling test instead of the whole run; returns how it ended and its output.
-func runChildTest(_ name: String) throws -> (exitedNormally: Bool, status: Int32, output: String) {
+/// a crash fails the calling test instead of the whole run; returns how it ended and its output. The
+/// waiting is done on a thread of its own, not on the cooperative pool.
+func runChildTest(_ name: String) async throws -> (exitedNormally: Bool, status: Int32, output: String) {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try runChildTestBlocking(name) }) }.start()
+    }
+}
+
+private func runChildTestBlocking(_ name: String) throws -> (exitedNormally: Bool, status: Int32, output: String) {
     #if os(Linux)
         let binary = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
     #else
@@ -173,4 +181,17 @@ func runChildTest(_ name: String) throws -> (exitedNormally: Bool, status: Int32
     process.waitUntilExit()
     let output = String(decoding: data, as: UTF8.self)
     return (process.terminationReason == .exit, process.terminationStatus, output)
+}
+
+/// Records an issue unless the child process ended normally with status 0, quoting its failures.
+func expectChildPasses(
+    _ child: (exitedNormally: Bool, status: Int32, output: String), sourceLocation: SourceLocation = #_sourceLocation
+) {
+    let lines = child.output.split(separator: "\n").filter {
+        $0.contains("Fatal") || $0.contains("Assertion") || $0.contains("recorded an issue") || $0.contains("↳")
+    }
+    #expect(
+        child.exitedNormally && child.status == 0,
+        "the child \(child.exitedNormally ? "failed" : "crashed"): \(lines.filter { !$0.contains("///") && !$0.contains("Testing Library") && !$0.contains("Target Platform") }.prefix(6).joined(separator: " | "))",
+        sourceLocation: sourceLocation)
 }
