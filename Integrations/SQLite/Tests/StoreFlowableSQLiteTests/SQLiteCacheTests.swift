@@ -2,7 +2,7 @@ import Foundation
 import SQLiteNIO
 import StoreFlowable
 import StoreFlowableFoundation
-import StoreFlowableSQLite
+@testable import StoreFlowableSQLite
 import StoreFlowableTesting
 import Testing
 
@@ -94,23 +94,27 @@ struct SQLiteCacheTests {
         try await withTemporaryFolder { folder in
             let path = databasePath(in: folder)
             let cache = try await SQLiteCache<Int, Profile>.open(name: "profiles", path: path)
-            let other = try await SQLiteCache<Int, Profile>.open(name: "profiles", path: path)
+            let other = try await SyncConnection(path: path)
             for key in 1...2 {
                 try await cache.setEntry(
                     CacheEntry(value: Profile(id: key, name: "old"), storedAt: preciseTime), forKey: key)
             }
-            let rewrite = Task {
-                try await other.setEntry(
-                    CacheEntry(value: Profile(id: 1, name: "new"), storedAt: preciseTime), forKey: 1)
-            }
-            // The predicate cannot await: it waits for the rewrite on a thread of its own.
-            let done = DispatchSemaphore(value: 0)
-            Task.detached {
-                _ = try? await rewrite.value
-                done.signal()
-            }
+            // The rewrite is made from inside the predicate, so that it lands after the listing (a task
+            // started before `invalidateEntries` could finish before the listing, under load, and then
+            // be marked rightly); the connection blocks on a thread pool of its own.
             try await cache.invalidateEntries { key in
-                if key == 1 { done.wait() }
+                if key == 1 {
+                    #expect(throws: Never.self) {
+                        let key = try cache.coder.encodeKey(1)
+                        let value = try cache.coder.encodeValue(Profile(id: 1, name: "new"))
+                        try other.run(
+                            cache.table.upsert,
+                            [
+                                key.sqliteData!, value.sqliteData!, .integer(Int(preciseTime.nanosecondsSince1970)),
+                                .integer(0), .integer(1), .integer(key.count + value.count),
+                            ])
+                    }
+                }
                 return true
             }
             #expect(
@@ -118,7 +122,7 @@ struct SQLiteCacheTests {
                     == CacheEntry(value: Profile(id: 1, name: "new"), storedAt: preciseTime))
             #expect(try await cache.entry(forKey: 2)?.isInvalidated == true)
             await cache.close()
-            await other.close()
+            try await other.close()
         }
     }
 
