@@ -45,12 +45,22 @@ import Synchronization
 ///
 /// **Concurrency.** Every method may be called from any task, concurrently. The cache holds one
 /// connection; SQLite's calls run on sqlite-nio's thread pool, never on the caller's thread, so callers
-/// suspend instead of blocking. Statements on the connection run one at a time. Other processes' writes
-/// wait for each other (SQLite has one writer per file, and the connection waits for the lock); a
-/// process that dies holding the lock releases it with its file locks.
+/// suspend instead of blocking. Statements on the connection run one at a time.
 ///
-/// Close the cache with ``close()`` when you are done with it; a cache released without it closes its
-/// connection in the background.
+/// **Locks.** SQLite has one writer per file. A statement that finds the file locked by another
+/// connection (another process, another instance) waits for it by turns of 100 ms, each on a thread of
+/// sqlite-nio's pool, suspending in between so that the pool's threads stay free for other work; after
+/// ``lockTimeout`` it throws ``SQLiteCacheError/lockTimedOut(operation:after:)``, and a caller cancelled
+/// meanwhile gets ``SQLiteCacheError/cancelled`` within a turn. A process that dies holding the lock
+/// releases it with its file locks.
+///
+/// **Closing.** ``close()`` waits for the calls in progress, refuses new ones with
+/// ``SQLiteCacheError/closed``, then closes the connection, also when the task calling it is cancelled. A
+/// cache released without it closes its connection in the background.
+///
+/// **Limits.** Deleting the database file (and its `-wal` and `-shm` files) while a cache has it open is
+/// not noticed: writes go on into the deleted file and are lost with it, and a new cache at the path
+/// starts empty.
 public final class SQLiteCache<Key: Hashable & Sendable & Codable, Value: Sendable & Codable>: KeyedCache {
     /// The cache's name; its table is `storeflowable_cache_` and the name.
     public let name: String
@@ -64,18 +74,24 @@ public final class SQLiteCache<Key: Hashable & Sendable & Codable, Value: Sendab
     public let valueFormat: Int
     /// The most bytes the table's keys and values may take, as encoded, or `nil` for no limit.
     public let sizeLimit: Int?
+    /// How long a statement waits for another connection's lock on the file before it throws
+    /// ``SQLiteCacheError/lockTimedOut(operation:after:)``.
+    public let lockTimeout: Duration
 
     let table: SQLiteCacheTable
     let connection: SQLiteConnection
     let coder: any DiskCacheCoder<Key, Value>
     let events: (@Sendable (SQLiteCacheEvent) -> Void)?
-    /// Whether ``close()`` was called.
-    private let isClosed = Mutex(false)
+    /// Whether ``close()`` was called, the calls in progress, and a `close()` waiting for them to end.
+    private let lifecycle = Mutex(Lifecycle())
+
+    /// How long SQLite itself waits for another connection's lock in one turn, in milliseconds.
+    static var lockPollMilliseconds: Int { 100 }
 
     private init(
         table: SQLiteCacheTable, path: String, connection: SQLiteConnection, policy: FreshnessPolicy,
         clock: any CacheClock, coder: any DiskCacheCoder<Key, Value>, valueFormat: Int, sizeLimit: Int?,
-        events: (@Sendable (SQLiteCacheEvent) -> Void)?
+        lockTimeout: Duration, events: (@Sendable (SQLiteCacheEvent) -> Void)?
     ) {
         self.table = table
         name = table.name
@@ -86,6 +102,7 @@ public final class SQLiteCache<Key: Hashable & Sendable & Codable, Value: Sendab
         self.coder = coder
         self.valueFormat = valueFormat
         self.sizeLimit = sizeLimit.map { max($0, 0) }
+        self.lockTimeout = max(lockTimeout, .zero)
         self.events = events
     }
 
@@ -106,12 +123,15 @@ public final class SQLiteCache<Key: Hashable & Sendable & Codable, Value: Sendab
     ///     and entries written before are read as misses instead of failing to decode. 1 by default.
     ///   - sizeLimit: The most bytes the table's keys and values may take, as encoded, or `nil` (the
     ///     default) for no limit.
+    ///   - lockTimeout: How long a statement waits for another connection's lock on the file; 5 seconds by
+    ///     default.
     ///   - events: Receives unreadable and expired entries removed and evictions; `nil` to ignore them.
     /// - Returns: The open cache.
     /// - Throws: ``SQLiteCacheError/invalidName(_:)``; ``SQLiteCacheError/schemaMismatch(table:found:expected:)``
     ///   or ``SQLiteCacheError/unexpectedTable(_:)`` when the table is not one this version reads;
     ///   ``SQLiteCacheError/databaseFailed(operation:underlying:)`` when the file cannot be opened or
-    ///   created, or is not a database.
+    ///   created, or is not a database; ``SQLiteCacheError/cancelled`` when the calling task is cancelled
+    ///   (the connection is then closed).
     public static func open(
         name: String,
         path: String,
@@ -120,6 +140,7 @@ public final class SQLiteCache<Key: Hashable & Sendable & Codable, Value: Sendab
         coder: any DiskCacheCoder<Key, Value> = JSONDiskCacheCoder<Key, Value>(),
         valueFormat: Int = 1,
         sizeLimit: Int? = nil,
+        lockTimeout: Duration = .seconds(5),
         events: (@Sendable (SQLiteCacheEvent) -> Void)? = nil
     ) async throws(SQLiteCacheError) -> SQLiteCache {
         let table = try SQLiteCacheTable(name: name)
@@ -127,32 +148,53 @@ public final class SQLiteCache<Key: Hashable & Sendable & Codable, Value: Sendab
         do {
             connection = try await SQLiteConnection.open(storage: path == ":memory:" ? .memory : .file(path: path))
         } catch {
-            throw .databaseFailed(operation: "open \(path)", underlying: error)
+            throw SQLiteCacheError(error, operation: "open \(path)")
         }
         do throws(SQLiteCacheError) {
             try await prepare(table, on: connection)
         } catch {
-            try? await connection.close()
+            await closeWhatever(connection)
             throw error
         }
         return SQLiteCache(
             table: table, path: path, connection: connection, policy: policy, clock: clock, coder: coder,
-            valueFormat: valueFormat, sizeLimit: sizeLimit, events: events)
+            valueFormat: valueFormat, sizeLimit: sizeLimit, lockTimeout: lockTimeout, events: events)
     }
 
     deinit {
-        if !isClosed.withLock({ $0 }) { _ = connection.close() }
+        // No call is in progress (each holds the cache); the future-based close runs whatever happens.
+        if !lifecycle.withLock({ $0.isClosed }) { _ = connection.close() }
     }
 
-    /// Closes the cache's connection. Calls made afterwards throw ``SQLiteCacheError/closed``; calls
-    /// running at that moment finish or throw.
+    /// Closes the cache's connection, once the calls in progress have ended.
+    ///
+    /// Calls made from the moment `close()` is called throw ``SQLiteCacheError/closed``. It returns once
+    /// the connection is closed (also when the calling task is cancelled: the close is not dropped), and
+    /// at once when the cache was closed before.
     public func close() async {
-        guard
-            isClosed.withLock({ closed in
-                defer { closed = true }; return !closed
-            })
-        else { return }
-        try? await connection.close()
+        let mustWait: Bool? = lifecycle.withLock { state in
+            guard !state.isClosed else { return nil }
+            state.isClosed = true
+            return state.callsInProgress > 0
+        }
+        guard let mustWait else { return }
+        if mustWait {
+            await withCheckedContinuation { (closer: CheckedContinuation<Void, Never>) in
+                let endedMeanwhile = lifecycle.withLock { state in
+                    if state.callsInProgress == 0 { return true }
+                    state.closers.append(closer)
+                    return false
+                }
+                if endedMeanwhile { closer.resume() }
+            }
+        }
+        await Self.closeWhatever(connection)
+    }
+
+    /// Closes `connection` in a task of its own: sqlite-nio drops the close of a cancelled caller, and a
+    /// connection released unclosed keeps its file open (and trips sqlite-nio's assertion).
+    static func closeWhatever(_ connection: SQLiteConnection) async {
+        await Task { try? await connection.close() }.value
     }
 
     // MARK: KeyedCache
@@ -186,9 +228,9 @@ public final class SQLiteCache<Key: Hashable & Sendable & Codable, Value: Sendab
         }
         let stored = CacheTime(nanosecondsSince1970: Int64(storedAt))
         if policy.isPastLifetime(storedAt: stored, now: clock.now) {
-            _ = try await query(
+            let deleted = try await query(
                 table.deleteIfUnchanged, [keyData.sqliteData ?? .null, .integer(seq)], "delete an expired entry")
-            events?(.removedExpiredEntry(table: table.table, key: Self.describe(keyData)))
+            if !deleted.isEmpty { events?(.removedExpiredEntry(table: table.table, key: Self.describe(keyData))) }
             return nil
         }
         let value: Value
@@ -306,33 +348,72 @@ public final class SQLiteCache<Key: Hashable & Sendable & Codable, Value: Sendab
         }
     }
 
-    /// Runs one statement and returns its rows.
-    func query(_ sql: String, _ binds: [SQLiteData], _ operation: String) async throws(SQLiteCacheError) -> [SQLiteRow]
+    /// Runs one statement and returns its rows, as a call in progress (``close()`` waits for it), waiting
+    /// for another connection's lock by turns until ``lockTimeout``.
+    func query(_ sql: String, _ binds: [SQLiteData], _ operation: String) async throws(SQLiteCacheError)
+        -> [SQLiteRow]
     {
-        if isClosed.withLock({ $0 }) { throw .closed }
-        do {
-            return try await connection.query(sql, binds)
-        } catch {
-            if isClosed.withLock({ $0 }) { throw .closed }
-            throw .databaseFailed(operation: operation, underlying: error)
+        let admitted = lifecycle.withLock { state in
+            guard !state.isClosed else { return false }
+            state.callsInProgress += 1
+            return true
+        }
+        guard admitted else { throw .closed }
+        defer {
+            let closers = lifecycle.withLock { state in
+                state.callsInProgress -= 1
+                guard state.callsInProgress == 0 else { return [CheckedContinuation<Void, Never>]() }
+                defer { state.closers = [] }
+                return state.closers
+            }
+            for closer in closers { closer.resume() }
+        }
+        var deadline: ContinuousClock.Instant?
+        while true {
+            do {
+                return try await connection.query(sql, binds)
+            } catch {
+                let failure = SQLiteCacheError(error, operation: operation)
+                guard failure.isBusy else { throw failure }
+                // Another connection holds the lock, and SQLite waited one turn for it: another turn,
+                // unless the caller left or the deadline passed. The yield lets other work have the
+                // pool's thread between turns.
+                let end = deadline ?? ContinuousClock.now + lockTimeout
+                deadline = end
+                if Task.isCancelled { throw .cancelled }
+                if ContinuousClock.now >= end { throw .lockTimedOut(operation: operation, after: lockTimeout) }
+                await Task.yield()
+            }
         }
     }
 
-    /// Deletes the row of `keyData` if it is still the one read (`seq`), and reports `problem`.
+    /// Deletes the row of `keyData` if it is still the one read (`seq`), and reports `problem` if it was.
     private func discard(_ keyData: Data, seq: SQLiteInt64?, problem: SQLiteCacheEntryProblem)
         async throws(SQLiteCacheError)
     {
+        let deleted: Bool
         if let seq {
-            _ = try await query(
-                table.deleteIfUnchanged, [keyData.sqliteData ?? .null, .integer(seq)], "delete an unreadable entry")
+            deleted = try await !query(
+                table.deleteIfUnchanged, [keyData.sqliteData ?? .null, .integer(seq)], "delete an unreadable entry"
+            ).isEmpty
         } else {
             _ = try await query(table.delete, [keyData.sqliteData ?? .null], "delete an unreadable entry")
+            deleted = true
         }
-        events?(.removedUnreadableEntry(table: table.table, key: Self.describe(keyData), problem: problem))
+        if deleted {
+            events?(.removedUnreadableEntry(table: table.table, key: Self.describe(keyData), problem: problem))
+        }
     }
 
     /// An encoded key as text, for events.
     static func describe(_ keyData: Data) -> String {
         String(decoding: keyData, as: UTF8.self)
+    }
+
+    /// The state ``lifecycle`` guards.
+    private struct Lifecycle {
+        var isClosed = false
+        var callsInProgress = 0
+        var closers: [CheckedContinuation<Void, Never>] = []
     }
 }

@@ -23,6 +23,12 @@ public enum SQLiteCacheError: Error, CustomStringConvertible {
     case entryTooLarge(bytes: Int, sizeLimit: Int)
     /// The cache was closed with ``SQLiteCache/close()``.
     case closed
+    /// The calling task was cancelled before its statement ran, or while it waited for another
+    /// connection's lock; the statement did not apply.
+    case cancelled
+    /// Another connection (another process, or another instance in this one) held the file's write lock
+    /// for longer than the cache's ``SQLiteCache/lockTimeout``; the statement did not apply.
+    case lockTimedOut(operation: String, after: Duration)
     /// SQLite reported an error during `operation` (opening the file, a read, a write…): the file cannot be
     /// opened or is not a database, the disk is full, the file is read-only, and so on. `underlying` is
     /// sqlite-nio's `SQLiteError`, with SQLite's code and message.
@@ -43,6 +49,10 @@ public enum SQLiteCacheError: Error, CustomStringConvertible {
             "entry of \(bytes) bytes is larger than the cache's size limit of \(sizeLimit) bytes"
         case .closed:
             "the SQLite cache is closed"
+        case .cancelled:
+            "cancelled before the statement applied"
+        case .lockTimedOut(let operation, let after):
+            "could not \(operation): the database file stayed locked by another connection for \(after)"
         case .databaseFailed(let operation, let underlying):
             "SQLite failed to \(operation): \(underlying)"
         }

@@ -12,7 +12,9 @@
 /// | `size`        | INTEGER | bytes of key and value, for the size limit                        |
 /// | `seq`         | INTEGER | write order (indexed): the oldest entries are evicted first        |
 ///
-/// `storeflowable_schema(cache, version)` records the layout version of each cache table in the file.
+/// `storeflowable_schema(cache, version)` records the layout version of each cache table in the file, and
+/// `storeflowable_counter(cache, seq)` the last `seq` handed out (kept by two triggers on the table), so
+/// that a `seq` is never handed out twice.
 struct SQLiteCacheTable: Sendable {
     /// The layout this version of the package reads and writes.
     static let layoutVersion = 1
@@ -62,7 +64,33 @@ struct SQLiteCacheTable: Sendable {
         ) WITHOUT ROWID
         """
     }
-    var createSeqIndex: String { "CREATE INDEX \"\(table)_seq\" ON \"\(table)\" (seq)" }
+    // The index and triggers are named outside `storeflowable_cache_`, so that no cache's name gives
+    // another cache's table name (an index `storeflowable_cache_x_seq` was the table of the cache `x_seq`).
+    var createSeqIndex: String {
+        "CREATE INDEX IF NOT EXISTS \"storeflowable_index_\(name)_seq\" ON \"\(table)\" (seq)"
+    }
+    /// The write counter of every cache table in the file: `seq` only ever grows, also when the newest
+    /// row is removed (a `max(seq) + 1` would hand its seq out again, and a check "unchanged since read"
+    /// would then match a newer write).
+    static let createCounterTable = """
+        CREATE TABLE IF NOT EXISTS storeflowable_counter (cache TEXT PRIMARY KEY NOT NULL, seq INTEGER NOT NULL)
+        """
+    /// `?1` the table: its counter row, starting above every seq in it, unless it exists.
+    var createCounter: String {
+        """
+        INSERT INTO storeflowable_counter (cache, seq) SELECT ?1, coalesce(max(seq), 0) FROM "\(table)" WHERE true
+        ON CONFLICT (cache) DO NOTHING
+        """
+    }
+    /// Keep the counter at the seq of the last write, in the write's own statement.
+    var createCounterTriggers: [String] {
+        ["INSERT", "UPDATE OF seq"].enumerated().map { index, event in
+            """
+            CREATE TRIGGER IF NOT EXISTS "storeflowable_trigger_\(name)_\(index)" AFTER \(event) ON "\(table)"
+            BEGIN UPDATE storeflowable_counter SET seq = NEW.seq WHERE cache = '\(table)'; END
+            """
+        }
+    }
     var tableInfo: String { "PRAGMA table_info(\"\(table)\")" }
 
     // MARK: Entries
@@ -72,19 +100,21 @@ struct SQLiteCacheTable: Sendable {
         "SELECT value, stored_at, invalidated, format, seq FROM \"\(table)\" WHERE key = ?1"
     }
     /// `?1` key, `?2` value, `?3` stored_at, `?4` invalidated, `?5` format, `?6` size: one statement, so a
-    /// write is whole or absent, and its `seq` is above every other (SQLite has one writer at a time).
+    /// write is whole or absent, and its `seq` is above every seq ever handed out in the table (SQLite has
+    /// one writer at a time; the counter's trigger runs in the same statement).
     var upsert: String {
         """
         INSERT INTO "\(table)" (key, value, stored_at, invalidated, format, size, seq)
-        VALUES (?1, ?2, ?3, ?4, ?5, ?6, (SELECT coalesce(max(seq), 0) + 1 FROM "\(table)"))
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, (SELECT seq + 1 FROM storeflowable_counter WHERE cache = '\(table)'))
         ON CONFLICT (key) DO UPDATE SET value = excluded.value, stored_at = excluded.stored_at,
             invalidated = excluded.invalidated, format = excluded.format, size = excluded.size, seq = excluded.seq
         """
     }
     /// `?1` key.
     var delete: String { "DELETE FROM \"\(table)\" WHERE key = ?1" }
-    /// `?1` key, `?2` seq: deletes the row only if no write replaced it since it was read.
-    var deleteIfUnchanged: String { "DELETE FROM \"\(table)\" WHERE key = ?1 AND seq = ?2" }
+    /// `?1` key, `?2` seq: deletes the row only if no write replaced it since it was read, and returns it
+    /// if it did.
+    var deleteIfUnchanged: String { "DELETE FROM \"\(table)\" WHERE key = ?1 AND seq = ?2 RETURNING seq" }
     var deleteAll: String { "DELETE FROM \"\(table)\"" }
     /// `?1` key: marks in place, keeping value and time.
     var invalidate: String { "UPDATE \"\(table)\" SET invalidated = 1 WHERE key = ?1" }

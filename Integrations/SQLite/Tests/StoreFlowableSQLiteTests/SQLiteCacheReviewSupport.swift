@@ -39,11 +39,12 @@ final class SyncConnection: Sendable {
     ) throws {
         let keyData = try cache.coder.encodeKey(key)
         let valueData = try cache.coder.encodeValue(value)
-        try run(cache.table.delete, [keyData.sqliteData!])
+        try run(cache.table.delete, [(keyData.sqliteData ?? .null)])
         try run(
             cache.table.upsert,
             [
-                keyData.sqliteData!, valueData.sqliteData!, .integer(Int(storedAt.nanosecondsSince1970)),
+                (keyData.sqliteData ?? .null), (valueData.sqliteData ?? .null),
+                .integer(Int(storedAt.nanosecondsSince1970)),
                 .integer(0), .integer(cache.valueFormat), .integer(keyData.count + valueData.count),
             ])
     }

@@ -2,9 +2,10 @@ import Foundation
 import SQLiteNIO
 import StoreFlowable
 import StoreFlowableFoundation
-@testable import StoreFlowableSQLite
 import StoreFlowableTesting
 import Testing
+
+@testable import StoreFlowableSQLite
 
 @Suite("SQLiteCache", .timeLimit(.minutes(1)))
 struct SQLiteCacheTests {
@@ -110,7 +111,8 @@ struct SQLiteCacheTests {
                         try other.run(
                             cache.table.upsert,
                             [
-                                key.sqliteData!, value.sqliteData!, .integer(Int(preciseTime.nanosecondsSince1970)),
+                                (key.sqliteData ?? .null), (value.sqliteData ?? .null),
+                                .integer(Int(preciseTime.nanosecondsSince1970)),
                                 .integer(0), .integer(1), .integer(key.count + value.count),
                             ])
                     }
