@@ -55,9 +55,11 @@ final class TestPostgresServer: Sendable {
             }
         }
         port = try Self.freePort()
+        // Before initdb, so that the folder is deleted also when the process dies (or a command fails)
+        // while the cluster is being made; stopping a server that never started fails harmlessly.
+        startWatchdog()
         try run(
             "initdb", ["-D", "\(folder)/data", "-A", "trust", "-U", "storeflowable", "-E", "UTF8", "--no-sync"])
-        startWatchdog()
         try start()
     }
 
