@@ -27,7 +27,9 @@ func withDeadline<Value: Sendable>(
             let gate = ResumeGate(continuation)
             let timer = Task {
                 // A cancelled sleep means the operation finished first: nothing to do.
-                guard (try? await Task.sleep(for: timeout)) != nil else { return }
+                // Capped: `Task.sleep` traps when the deadline does not fit the clock's 64-bit seconds
+                // (`.seconds(.max)`, a natural way to ask for no timeout); 2^40 s is 35,000 years.
+                guard (try? await Task.sleep(for: min(timeout, .seconds(Int64(1) << 40)))) != nil else { return }
                 await gate.resume(with: .timedOut)
             }
             Task {
