@@ -45,7 +45,8 @@ struct PostgresCacheDatabase: Sendable {
     /// A `PSQLError`'s own `description` is a fixed sentence (postgres-nio hides the details so that
     /// they do not reach end users by accident), and its `debugDescription` includes the statement
     /// with its bound values (the cache's keys and values). The message is built from its code, the
-    /// server's fields and the underlying connection error instead.
+    /// server's message and the underlying connection error instead; not the server's `DETAIL`, which
+    /// for a constraint violation is "Failing row contains (…)", the row's key and value.
     ///
     /// - Parameters:
     ///   - operation: What the cache was doing.
@@ -61,7 +62,6 @@ struct PostgresCacheDatabase: Sendable {
         let sqlState = error.serverInfo?[.sqlState]
         if let sqlState { parts.append("sqlState: \(sqlState)") }
         if let message = error.serverInfo?[.message] { parts.append("message: \(message)") }
-        if let detail = error.serverInfo?[.detail] { parts.append("detail: \(detail)") }
         if let underlying = error.underlying { parts.append("underlying: \(String(reflecting: underlying))") }
         return .databaseFailed(operation: operation, sqlState: sqlState, message: parts.joined(separator: ", ") + ")")
     }
