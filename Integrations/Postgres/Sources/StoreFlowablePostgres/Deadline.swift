@@ -1,68 +1,117 @@
+import PostgresNIO
+import Synchronization
+
 /// How an operation raced against its deadline ended.
 enum DeadlineOutcome<Value: Sendable>: Sendable {
     /// The operation finished first, with this result.
     case finished(Result<Value, any Error>)
     /// The deadline passed first; the operation was cancelled and left to finish on its own.
     case timedOut
+    /// The caller was cancelled first; the operation was cancelled and left to finish on its own.
+    case cancelled
 }
 
 /// Runs `operation` in a task of its own and waits for it at most `timeout`.
 ///
-/// When the deadline passes first, the operation's task is cancelled and this returns at once, even if
-/// the operation ignores the cancellation (a query waiting on a server that stopped answering, with its
-/// connection still open): it is left to finish on its own, and its result is dropped. A task group
-/// could not promise that, since it waits for every child before returning. Cancelling the calling task
-/// cancels the operation, which ends the wait as soon as the operation returns (or at the deadline).
+/// When the deadline passes first, or the calling task is cancelled, the operation's task is cancelled
+/// and this returns at once, even if the operation ignores the cancellation (a query waiting on a server
+/// that stopped answering, with its connection still open): it is left to finish on its own, and its
+/// result is dropped. A task group could not promise that, since it waits for every child before
+/// returning.
+///
+/// Cost: one task (the operation's) and one timer on an event loop of NIO's shared group (no task, no
+/// actor): the first of the operation, the timer and a cancellation to reach the gate resumes the caller.
 ///
 /// - Parameters:
 ///   - timeout: The longest wait.
 ///   - operation: The work; it runs in a new unstructured task.
-/// - Returns: The operation's result, or ``DeadlineOutcome/timedOut``.
+/// - Returns: The operation's result, ``DeadlineOutcome/timedOut`` or ``DeadlineOutcome/cancelled``.
 func withDeadline<Value: Sendable>(
     _ timeout: Duration, _ operation: @escaping @Sendable () async throws -> Value
 ) async -> DeadlineOutcome<Value> {
-    let work = Task<Value, any Error> { try await operation() }
+    let gate = DeadlineGate<Value>()
+    let work = Task<Void, Never> {
+        let result: Result<Value, any Error>
+        do {
+            result = .success(try await operation())
+        } catch {
+            result = .failure(error)
+        }
+        gate.finish(.finished(result))
+    }
+    // Capped: a `TimeAmount` is 64-bit nanoseconds (`.seconds(.max)` is a natural way to ask for no
+    // timeout); 2^62 ns is 146 years. Negative timeouts fire at once.
+    let cappedNanoseconds = min(max(0, timeout.nanoseconds), Int64(1) << 62)
+    let timer = MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: .nanoseconds(cappedNanoseconds)) {
+        gate.finish(.timedOut)
+    }
     let outcome = await withTaskCancellationHandler {
         await withCheckedContinuation { (continuation: CheckedContinuation<DeadlineOutcome<Value>, Never>) in
-            let gate = ResumeGate(continuation)
-            let timer = Task {
-                // A cancelled sleep means the operation finished first: nothing to do.
-                // Capped: `Task.sleep` traps when the deadline does not fit the clock's 64-bit seconds
-                // (`.seconds(.max)`, a natural way to ask for no timeout); 2^40 s is 35,000 years.
-                guard (try? await Task.sleep(for: min(timeout, .seconds(Int64(1) << 40)))) != nil else { return }
-                await gate.resume(with: .timedOut)
-            }
-            Task {
-                let result = await work.result
-                timer.cancel()
-                await gate.resume(with: .finished(result))
-            }
+            gate.wait(continuation)
         }
     } onCancel: {
-        work.cancel()
+        gate.finish(.cancelled)
     }
-    if case .timedOut = outcome { work.cancel() }
+    timer.cancel()
+    if case .finished = outcome {} else { work.cancel() }
     return outcome
 }
 
-/// Resumes a continuation once: the first of the operation and its timer to get there wins, the other
-/// is ignored.
-private actor ResumeGate<Value: Sendable> {
-    /// The waiting caller; `nil` once resumed.
-    private var continuation: CheckedContinuation<DeadlineOutcome<Value>, Never>?
-
-    /// Creates a gate for `continuation`.
-    ///
-    /// - Parameter continuation: The caller to resume once.
-    init(_ continuation: CheckedContinuation<DeadlineOutcome<Value>, Never>) {
-        self.continuation = continuation
+/// Where the first outcome of an operation, its timer and its caller's cancellation is kept and handed
+/// to the waiting caller, exactly once. A lock, not an actor: finishing never suspends.
+private final class DeadlineGate<Value: Sendable>: Sendable {
+    private enum State {
+        case open
+        case waiting(CheckedContinuation<DeadlineOutcome<Value>, Never>)
+        case decided(DeadlineOutcome<Value>)
+        case delivered
     }
 
-    /// Resumes the caller with `outcome` unless it was already resumed.
-    ///
-    /// - Parameter outcome: The outcome to deliver.
-    func resume(with outcome: DeadlineOutcome<Value>) {
-        continuation?.resume(returning: outcome)
-        continuation = nil
+    private let state = Mutex(State.open)
+
+    /// Hands `outcome` to the caller unless another outcome came first.
+    func finish(_ outcome: DeadlineOutcome<Value>) {
+        let waiter: CheckedContinuation<DeadlineOutcome<Value>, Never>? = state.withLock { state in
+            switch state {
+            case .open:
+                state = .decided(outcome)
+                return nil
+            case .waiting(let continuation):
+                state = .delivered
+                return continuation
+            case .decided, .delivered:
+                return nil
+            }
+        }
+        waiter?.resume(returning: outcome)
+    }
+
+    /// Resumes `continuation` with the outcome, now if there is one, else when it comes.
+    func wait(_ continuation: CheckedContinuation<DeadlineOutcome<Value>, Never>) {
+        let ready: DeadlineOutcome<Value>? = state.withLock { state in
+            switch state {
+            case .decided(let outcome):
+                state = .delivered
+                return outcome
+            case .open:
+                state = .waiting(continuation)
+                return nil
+            case .waiting, .delivered:
+                // `wait` is called once, by the one caller.
+                return nil
+            }
+        }
+        if let ready { continuation.resume(returning: ready) }
+    }
+}
+
+extension Duration {
+    /// The duration in whole nanoseconds, saturating at `Int64`'s bounds.
+    fileprivate var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return seconds < 0 ? .min : .max }
+        let (sum, overflowAgain) = scaled.addingReportingOverflow(attoseconds / 1_000_000_000)
+        return overflowAgain ? (seconds < 0 ? .min : .max) : sum
     }
 }

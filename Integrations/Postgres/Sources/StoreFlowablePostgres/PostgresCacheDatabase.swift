@@ -34,9 +34,17 @@ struct PostgresCacheDatabase: Sendable {
         case .finished(.failure(let error as PostgresCacheError)):
             throw error
         case .finished(.failure(let error)):
-            throw Self.failure(operation, error)
+            let failure = Self.failure(operation, error)
+            // The server ended the statement at its own `statement_timeout` or `lock_timeout`, which
+            // Docs/ServerCaches.md tells users to set no longer than the cache's timeout: the same
+            // outcome as the cache's own deadline, and the statement did not apply.
+            if case .databaseFailed(_, "57014", _) = failure { throw .timedOut(operation: operation, after: timeout) }
+            if case .databaseFailed(_, "55P03", _) = failure { throw .timedOut(operation: operation, after: timeout) }
+            throw failure
         case .timedOut:
             throw .timedOut(operation: operation, after: timeout)
+        case .cancelled:
+            throw .cancelled(operation: operation)
         }
     }
 

@@ -3,9 +3,15 @@
 /// Every database failure (connection refused, the server gone mid-query, a statement the server
 /// rejected) is ``databaseFailed(operation:sqlState:message:)``, and an operation that got no answer in
 /// time is ``timedOut(operation:after:)``: the cache never crashes and never waits for ever on a
-/// database that is unreachable. After either, the previous entry of the key is as it was, or as the
-/// statement left it if the server committed it before the connection broke (each write is one
-/// statement, so never a part of one).
+/// database that is unreachable. Each write is one statement, so it applies whole or not at all.
+///
+/// After ``timedOut(operation:after:)`` or ``cancelled(operation:)`` the caller has moved on, but
+/// postgres-nio cannot take back a statement it has sent: unless the server ends it, a write may still
+/// apply later, and the statement keeps its pool connection until then. Give the client's connections a
+/// `statement_timeout` and a `lock_timeout` no longer than the cache's timeout
+/// (`PostgresClient.Configuration.options.additionalStartupParameters`): the server then ends the
+/// statement, which does not apply, and frees its connection; the cache reports the server's timeout as
+/// ``timedOut(operation:after:)`` too.
 public enum PostgresCacheError: Error, Sendable, CustomStringConvertible {
     /// The cache name does not match `[a-z][a-z0-9_]{0,42}`: a lower-case letter, then up to 42
     /// lower-case letters, digits or underscores, so that the table name `storeflowable_cache_<name>` is
@@ -31,6 +37,11 @@ public enum PostgresCacheError: Error, Sendable, CustomStringConvertible {
     /// down, unreachable or overloaded, or the pool could not open a connection.
     case timedOut(operation: String, after: Duration)
 
+    /// The calling task was cancelled before the database answered; the call returned at once. As after
+    /// ``timedOut(operation:after:)``, a statement already sent may still apply (see the type's
+    /// discussion).
+    case cancelled(operation: String)
+
     /// The coder could not encode the key or the value; `underlying` is its error.
     case encodingFailed(_ underlying: any Error)
 
@@ -51,6 +62,8 @@ public enum PostgresCacheError: Error, Sendable, CustomStringConvertible {
             "PostgresCache: \(operation) failed\(sqlState.map { " (SQLSTATE \($0))" } ?? ""): \(message)"
         case .timedOut(let operation, let after):
             "PostgresCache: \(operation) got no answer from the database within \(after)"
+        case .cancelled(let operation):
+            "PostgresCache: \(operation) was cancelled before the database answered"
         case .encodingFailed(let underlying):
             "PostgresCache: the coder failed to encode: \(underlying)"
         case .entryTooLarge(let bytes, let sizeLimit):

@@ -38,7 +38,8 @@ public enum PostgresCacheSchema {
     /// transaction holding a transaction-scoped advisory lock (`pg_advisory_xact_lock`), so migrations
     /// happen one at a time and each sees what the previous one committed. Existing rows are never
     /// touched. A table that already exists without a row in `storeflowable_schema` is recorded as
-    /// layout ``layoutVersion``.
+    /// layout ``layoutVersion`` if its columns are the cache's, else left alone with
+    /// ``PostgresCacheError/schemaMismatch(found:expected:)`` (`found` 0: not a layout of this library).
     ///
     /// - Parameters:
     ///   - name: The cache name: `[a-z][a-z0-9_]{0,42}`.
@@ -64,6 +65,19 @@ public enum PostgresCacheSchema {
                     CREATE TABLE IF NOT EXISTS \(PostgresCacheTable.schemaTable) (
                         cache TEXT PRIMARY KEY, version INTEGER NOT NULL);
                     CREATE SEQUENCE IF NOT EXISTS \(PostgresCacheTable.sequence);
+                    -- A table of the cache's name that this library did not record is adopted only if its
+                    -- columns are the cache's.
+                    IF to_regclass('\(table.table)') IS NOT NULL
+                        AND NOT EXISTS (
+                            SELECT 1 FROM \(PostgresCacheTable.schemaTable) WHERE cache = '\(table.name)')
+                        AND (SELECT array_agg(column_name::text ORDER BY ordinal_position)
+                             FROM information_schema.columns
+                             WHERE table_schema = current_schema() AND table_name = '\(table.table)')
+                            IS DISTINCT FROM
+                            ARRAY['key', 'value', 'stored_at', 'invalidated', 'format', 'size', 'seq']
+                    THEN
+                        RAISE EXCEPTION 'table \(table.table) exists with another layout' USING ERRCODE = 'SF001';
+                    END IF;
                     CREATE TABLE IF NOT EXISTS \(table.table) (
                         key BYTEA PRIMARY KEY, value BYTEA NOT NULL, stored_at BIGINT NOT NULL,
                         invalidated BOOLEAN NOT NULL, format INTEGER NOT NULL, size INTEGER NOT NULL,
@@ -74,8 +88,15 @@ public enum PostgresCacheSchema {
                 END
                 $storeflowable$
                 """)
-        try await database.run("migrate") { client in
-            try await client.execute(migration)
+        do throws(PostgresCacheError) {
+            try await database.run("migrate") { client in
+                try await client.execute(migration)
+            }
+        } catch {
+            if case .databaseFailed(_, "SF001", _) = error {
+                throw .schemaMismatch(found: 0, expected: layoutVersion)
+            }
+            throw error
         }
         try await check(table, database: database)
     }

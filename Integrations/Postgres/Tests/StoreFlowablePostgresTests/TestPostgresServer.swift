@@ -94,12 +94,23 @@ final class TestPostgresServer: Sendable {
     ///
     /// - Parameter connectTimeout: The connect timeout.
     /// - Returns: The configuration.
-    func configuration(connectTimeout: Duration = .seconds(3)) -> PostgresClient.Configuration {
+    func configuration(connectTimeout: Duration = .seconds(3), statementTimeout: Duration? = nil)
+        -> PostgresClient.Configuration
+    {
         var configuration = PostgresClient.Configuration(
             host: "127.0.0.1", port: port, username: "storeflowable", password: nil, database: "postgres",
             tls: .disable)
         configuration.options.connectTimeout = connectTimeout
         configuration.options.maximumConnections = 8
+        if let statementTimeout {
+            // What Docs/ServerCaches.md tells users to set: the server ends what the cache gave up on.
+            let milliseconds = String(
+                statementTimeout.components.seconds * 1_000 + statementTimeout.components.attoseconds
+                    / 1_000_000_000_000_000)
+            configuration.options.additionalStartupParameters = [
+                ("statement_timeout", milliseconds), ("lock_timeout", milliseconds),
+            ]
+        }
         return configuration
     }
 

@@ -26,11 +26,12 @@ func uniqueName() -> String {
 /// - Returns: What `body` returned.
 /// - Throws: What `body` threw, or why the shared server could not start.
 func withClient<Output: Sendable>(
-    _ server: TestPostgresServer? = nil, connectTimeout: Duration = .seconds(3),
+    _ server: TestPostgresServer? = nil, connectTimeout: Duration = .seconds(3), statementTimeout: Duration? = nil,
     _ body: @Sendable (PostgresClient) async throws -> Output
 ) async throws -> Output {
     let server = try server ?? sharedServer()
-    let client = PostgresClient(configuration: server.configuration(connectTimeout: connectTimeout))
+    let client = PostgresClient(
+        configuration: server.configuration(connectTimeout: connectTimeout, statementTimeout: statementTimeout))
     return try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { await client.run() }
         defer { group.cancelAll() }
