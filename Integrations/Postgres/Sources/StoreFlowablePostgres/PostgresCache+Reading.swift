@@ -55,7 +55,7 @@ extension PostgresCache {
         }
         guard let row = found else { return nil }
         let printableKey = Self.printable(keyBytes)
-        guard row.format == format else {
+        guard row.format == valueFormat else {
             await discard(
                 keyBytes, seq: row.seq, reporting: .removedOtherFormat(key: printableKey, format: Int(row.format)))
             return nil

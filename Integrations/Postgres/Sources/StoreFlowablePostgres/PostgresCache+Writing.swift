@@ -40,7 +40,7 @@ extension PostgresCache {
         let sequence = PostgresCacheTable.sequence
         let storedAt = entry.storedAt.nanosecondsSince1970
         let isInvalidated = entry.isInvalidated
-        let format = format
+        let format = valueFormat
         // A bytea holds at most 1 GiB, so a size that does not fit in 32 bits fails on the server anyway.
         let rowSize = Int32(clamping: size)
         let seq = try await database.run("write") { client in

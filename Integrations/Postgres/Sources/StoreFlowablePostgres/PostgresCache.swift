@@ -34,7 +34,7 @@ public import StoreFlowableFoundation
 /// process see the old row or the new one, and concurrent writers of one key end with one of their
 /// entries, complete.
 ///
-/// **Reads never serve a wrong value.** A row written with another value `format` (you bump the
+/// **Reads never serve a wrong value.** A row written with another `valueFormat` (you bump the
 /// format when the value's encoding changes), a row whose value the coder cannot decode, and a row
 /// past the policy's ``FreshnessPolicy/lifetime`` (by its stored time and this cache's ``clock``) are
 /// deleted and read as misses, and reported to `events`. Such a delete removes the row only if it was
@@ -72,7 +72,7 @@ public final class PostgresCache<Key: Hashable & Sendable & Codable, Value: Send
     public let clock: any CacheClock
     /// The value format this cache writes and reads; rows of another format are misses, deleted when
     /// found.
-    public let format: Int32
+    public let valueFormat: Int32
     /// The most bytes the rows' keys and values may take, or `nil` for no limit.
     public let sizeLimit: Int?
     /// The longest time one operation may wait for the database.
@@ -99,7 +99,7 @@ public final class PostgresCache<Key: Hashable & Sendable & Codable, Value: Send
     ///   - policy: How long entries are fresh and usable; ``FreshnessPolicy/forever`` by default.
     ///   - clock: The time source for expiry; the system's wall clock by default.
     ///   - coder: Encodes keys and values; JSON by default. It must encode equal keys to equal bytes.
-    ///   - format: The version of the value encoding, `1` by default. Pass a new number when the
+    ///   - valueFormat: The version of the value encoding, `1` by default. Pass a new number when the
     ///     encoding of `Value` changes: rows written with another number are then misses, deleted when
     ///     found, instead of values decoded wrongly.
     ///   - sizeLimit: The most bytes of keys and values the table may hold, or `nil` (the default) for
@@ -117,7 +117,7 @@ public final class PostgresCache<Key: Hashable & Sendable & Codable, Value: Send
         policy: FreshnessPolicy = .forever,
         clock: any CacheClock = SystemCacheClock(),
         coder: any DiskCacheCoder<Key, Value> = JSONDiskCacheCoder<Key, Value>(),
-        format: Int32 = 1,
+        valueFormat: Int32 = 1,
         sizeLimit: Int? = nil,
         timeout: Duration = .seconds(10),
         events: (@Sendable (PostgresCacheEvent) -> Void)? = nil
@@ -131,7 +131,7 @@ public final class PostgresCache<Key: Hashable & Sendable & Codable, Value: Send
         self.policy = policy
         self.clock = clock
         self.coder = coder
-        self.format = format
+        self.valueFormat = valueFormat
         self.sizeLimit = sizeLimit.map { max($0, 0) }
         self.timeout = timeout
         self.events = events

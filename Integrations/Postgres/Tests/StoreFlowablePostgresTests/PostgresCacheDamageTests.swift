@@ -29,8 +29,8 @@ struct PostgresCacheDamageTests {
         try await withClient { client in
             let name = uniqueName()
             let log = EventLog()
-            let old = try await makeCache(client, name: name, format: 1)
-            let new = try await makeCache(client, name: name, format: 2, events: log.handler)
+            let old = try await makeCache(client, name: name, valueFormat: 1)
+            let new = try await makeCache(client, name: name, valueFormat: 2, events: log.handler)
             try await old.setEntry(CacheEntry(value: "v1", storedAt: CacheTime(nanosecondsSince1970: 1)), forKey: 1)
             #expect(try await new.entry(forKey: 1) == nil)
             #expect(try await rowCount(client, new) == 0)

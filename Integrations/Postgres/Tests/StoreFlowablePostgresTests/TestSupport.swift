@@ -46,19 +46,19 @@ func withClient<Output: Sendable>(
 ///   - name: The cache name; a unique one by default.
 ///   - policy: The cache's policy.
 ///   - clock: The cache's clock.
-///   - format: The value format.
+///   - valueFormat: The value format.
 ///   - sizeLimit: The size limit.
 ///   - events: Receives the cache's events.
 /// - Returns: The open cache.
 /// - Throws: A ``PostgresCacheError``.
 func makeCache(
     _ client: PostgresClient, name: String = uniqueName(), policy: FreshnessPolicy = .forever,
-    clock: any CacheClock = SystemCacheClock(), format: Int32 = 1, sizeLimit: Int? = nil,
+    clock: any CacheClock = SystemCacheClock(), valueFormat: Int32 = 1, sizeLimit: Int? = nil,
     timeout: Duration = .seconds(10), events: (@Sendable (PostgresCacheEvent) -> Void)? = nil
 ) async throws -> PostgresCache<Int, String> {
     try await PostgresCacheSchema.migrate(name: name, client: client)
     return try await PostgresCache<Int, String>(
-        name: name, client: client, policy: policy, clock: clock, format: format, sizeLimit: sizeLimit,
+        name: name, client: client, policy: policy, clock: clock, valueFormat: valueFormat, sizeLimit: sizeLimit,
         timeout: timeout, events: events)
 }
 
