@@ -21,7 +21,7 @@ import Synchronization
 ///
 /// **Tables.** Each cache name has a table of its own, `storeflowable_cache_<name>`, in the file at `path`
 /// (several caches may share one file); its layout is in ``SQLiteCacheTable`` and `Docs/ServerCaches.md`.
-/// ``open(name:path:policy:clock:coder:valueFormat:sizeLimit:events:)`` creates the table when it is
+/// ``open(name:path:policy:clock:coder:valueFormat:sizeLimit:lockTimeout:events:)`` creates the table when it is
 /// missing and checks its layout version (in `storeflowable_schema`) when it is there: another version
 /// is ``SQLiteCacheError/schemaMismatch(table:found:expected:)``, never a guess. The file is put in WAL
 /// mode (readers never wait for the writer) with `synchronous=NORMAL`.

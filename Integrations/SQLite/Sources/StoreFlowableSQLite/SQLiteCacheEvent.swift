@@ -1,5 +1,5 @@
 /// Something an ``SQLiteCache`` noticed and handled on its own, reported to the `events` handler passed
-/// to ``SQLiteCache/open(name:path:policy:clock:coder:valueFormat:sizeLimit:events:)``: unreadable and
+/// to ``SQLiteCache/open(name:path:policy:clock:coder:valueFormat:sizeLimit:lockTimeout:events:)``: unreadable and
 /// expired entries removed, entries evicted.
 ///
 /// None of these is an error of the call that found it: an unreadable or expired entry is a miss. They
