@@ -18,7 +18,7 @@ struct BatchedOriginTests {
             return values(of: keys)
         }
         let keys = (0..<1_000).map { $0 % 100 }
-        let callers = keys.map { key in Caller(of: origin, key: key) }
+        let callers = keys.map { key in BatchCaller(of: origin, key: key) }
         await dispatchPending(of: origin, on: clock, callers: 1_000)
         for (key, caller) in zip(keys, callers) {
             #expect(try await caller.value == "v\(key)")
@@ -35,7 +35,7 @@ struct BatchedOriginTests {
             calls.record(keys)
             return values(of: keys)
         }
-        let callers = (0..<100).map { key in Caller(of: origin, key: key) }
+        let callers = (0..<100).map { key in BatchCaller(of: origin, key: key) }
         await waitUntil { calls.all.count == 3 && origin.pendingKeyCount == 10 }
         await dispatchPending(of: origin, on: clock, callers: 10)
         for (key, caller) in callers.enumerated() {
@@ -56,7 +56,7 @@ struct BatchedOriginTests {
             results[99] = .success("not asked for")
             return results
         }
-        let callers = [1, 2, 3].map { key in Caller(of: origin, key: key) }
+        let callers = [1, 2, 3].map { key in BatchCaller(of: origin, key: key) }
         await dispatchPending(of: origin, on: clock, callers: 3)
         #expect(try await callers[0].value == "v1")
         await #expect(throws: Boom(id: 2)) { try await callers[1].value }
@@ -66,7 +66,7 @@ struct BatchedOriginTests {
     @Test func aThrowingBatchFunctionFailsEveryKeyOfTheBatch() async {
         let clock = ManualClock()
         let origin = BatchedOrigin<Int, String>(window: Self.window, clock: clock) { _ in throw Boom(id: 0) }
-        let callers = [1, 2, 2].map { key in Caller(of: origin, key: key) }
+        let callers = [1, 2, 2].map { key in BatchCaller(of: origin, key: key) }
         await dispatchPending(of: origin, on: clock, callers: 3)
         for caller in callers {
             await #expect(throws: Boom(id: 0)) { try await caller.value }
@@ -80,7 +80,7 @@ struct BatchedOriginTests {
             calls.record(keys)
             return values(of: keys)
         }
-        let callers = (0..<5).map { key in Caller(of: origin, key: key) }
+        let callers = (0..<5).map { key in BatchCaller(of: origin, key: key) }
         await waitUntil { origin.waitingCallerCount == 5 }
         callers[1].cancel()
         callers[3].cancel()
@@ -101,8 +101,8 @@ struct BatchedOriginTests {
             calls.record(keys)
             return values(of: keys)
         }
-        let leaving = Caller(of: origin, key: 7)
-        let staying = Caller(of: origin, key: 7)
+        let leaving = BatchCaller(of: origin, key: 7)
+        let staying = BatchCaller(of: origin, key: 7)
         await waitUntil { origin.waitingCallerCount == 2 }
         leaving.cancel()
         await #expect(throws: CancellationError.self) { try await leaving.value }
@@ -119,7 +119,7 @@ struct BatchedOriginTests {
             calls.record(keys)
             return values(of: keys)
         }
-        let callers = [1, 2].map { key in Caller(of: origin, key: key) }
+        let callers = [1, 2].map { key in BatchCaller(of: origin, key: key) }
         await waitUntil { origin.waitingCallerCount == 2 }
         await clock.sleepers(atLeast: 1)
         for caller in callers { caller.cancel() }
@@ -130,7 +130,7 @@ struct BatchedOriginTests {
         #expect(clock.sleeperCount == 0, "the window of the discarded batch is cancelled")
         clock.advance(by: Self.window)
         // A new batch afterwards is sent alone: nothing of the discarded one is left in it.
-        let next = Caller(of: origin, key: 3)
+        let next = BatchCaller(of: origin, key: 3)
         await dispatchPending(of: origin, on: clock, callers: 1)
         _ = try? await next.value
         #expect(calls.all == [[3]])
@@ -143,7 +143,7 @@ struct BatchedOriginTests {
             calls.record(keys)
             return values(of: keys)
         }
-        let caller = Caller(
+        let caller = BatchCaller(
             Task {
                 withUnsafeCurrentTask { $0?.cancel() }
                 return try await origin.load(1)
@@ -162,7 +162,7 @@ struct BatchedOriginTests {
             calls.record(keys)
             return try await probe.runUntilCancelled(returning: [:])
         }
-        let callers = [1, 2, 2].map { key in Caller(of: origin, key: key) }
+        let callers = [1, 2, 2].map { key in BatchCaller(of: origin, key: key) }
         await dispatchPending(of: origin, on: clock, callers: 3)
         await waitUntil { calls.all.count == 1 }
         // A cancelled caller leaves on its own task, before it returns.
@@ -188,8 +188,8 @@ struct BatchedOriginTests {
             await gate.wait()
             return values(of: keys)
         }
-        let leaving = Caller(of: origin, key: 1)
-        let staying = Caller(of: origin, key: 2)
+        let leaving = BatchCaller(of: origin, key: 1)
+        let staying = BatchCaller(of: origin, key: 2)
         await dispatchPending(of: origin, on: clock, callers: 2)
         await waitUntil { calls.all.count == 1 }
         leaving.cancel()
@@ -210,7 +210,7 @@ struct BatchedOriginTests {
             await gate.wait()
             return values(of: keys)
         }
-        let callers = [1, 2].map { key in Caller(of: origin, key: key) }
+        let callers = [1, 2].map { key in BatchCaller(of: origin, key: key) }
         await dispatchPending(of: origin, on: clock, callers: 2)
         await waitUntil { calls.all.count == 1 }
         for caller in callers { caller.cancel() }
@@ -230,10 +230,10 @@ struct BatchedOriginTests {
             await gate.wait()
             return values(of: keys)
         }
-        let first = Caller(of: origin, key: 1)
+        let first = BatchCaller(of: origin, key: 1)
         await dispatchPending(of: origin, on: clock, callers: 1)
         await waitUntil { calls.all.count == 1 }
-        let second = Caller(of: origin, key: 1)
+        let second = BatchCaller(of: origin, key: 1)
         await waitUntil { origin.waitingCallerCount == 2 }
         #expect(origin.pendingKeyCount == 0)
         #expect(origin.runningBatchCount == 1)
@@ -252,11 +252,11 @@ struct BatchedOriginTests {
             if calls.all.count == 1 { throw Boom(id: 1) }
             return values(of: keys)
         }
-        let failing = Caller(of: origin, key: 1)
+        let failing = BatchCaller(of: origin, key: 1)
         await dispatchPending(of: origin, on: clock, callers: 1)
         await #expect(throws: Boom(id: 1)) { try await failing.value }
         for _ in 0..<2 {
-            let again = Caller(of: origin, key: 1)
+            let again = BatchCaller(of: origin, key: 1)
             await dispatchPending(of: origin, on: clock, callers: 1)
             #expect(try await again.value == "v1")
         }
@@ -273,7 +273,7 @@ struct BatchedOriginTests {
             calls.record(keys)
             return values(of: keys)
         }
-        let callers = (0..<5).map { key in Caller(of: origin, key: key) }
+        let callers = (0..<5).map { key in BatchCaller(of: origin, key: key) }
         await waitUntil { calls.all.count == 1 && origin.pendingKeyCount == 2 }
         await dispatchPending(of: origin, on: clock, callers: 2)
         for caller in callers { _ = try await caller.value }
@@ -318,7 +318,7 @@ struct BatchedOriginTests {
                 return values(of: keys)
             }
         }
-        let callers = origins.map { origin in Caller(of: origin, key: 1) }
+        let callers = origins.map { origin in BatchCaller(of: origin, key: 1) }
         await waitUntil { origins.allSatisfy { $0.waitingCallerCount == 1 } }
         await clock.sleepers(atLeast: 2)
         clock.advance(by: Self.window)
@@ -373,7 +373,7 @@ struct BatchedOriginStressTests {
         }
         let finished = LockedValue(0)
         let callers = plan.map { caller in
-            let task = Caller(
+            let task = BatchCaller(
                 Task {
                     defer { finished.withLock { $0 += 1 } }
                     return try await origin.load(caller.key)
@@ -463,46 +463,6 @@ private final class EventLog: StoreEventObserver {
     var all: [StoreEvent] { events.withLock { $0 } }
 }
 
-/// A call of `load` in a task of its own. Awaiting its outcome from a test that is cancelled (at its time
-/// limit) cancels the call, so that a caller never answered fails the test instead of hanging it.
-private struct Caller: Sendable {
-    let task: Task<String, any Error>
-
-    init(_ task: Task<String, any Error>) {
-        self.task = task
-    }
-
-    init(of origin: BatchedOrigin<Int, String>, key: Int) {
-        self.init(Task { try await origin.load(key) })
-    }
-
-    /// The value the call returned.
-    var value: String {
-        get async throws {
-            try await withTaskCancellationHandler {
-                try await task.value
-            } onCancel: {
-                task.cancel()
-            }
-        }
-    }
-
-    /// What the call returned or threw.
-    var result: Result<String, any Error> {
-        get async {
-            do {
-                return .success(try await value)
-            } catch {
-                return .failure(error)
-            }
-        }
-    }
-
-    func cancel() {
-        task.cancel()
-    }
-}
-
 /// Returns once `condition` holds, yielding in between (never sleeping).
 /// Returns once `condition` holds, yielding in between (never sleeping); returns early when the test
 /// is cancelled (at its time limit), so that a condition never met fails the test instead of hanging it.
@@ -515,21 +475,4 @@ private func dispatchPending(of origin: BatchedOrigin<Int, String>, on clock: Ma
     await waitUntil { origin.waitingCallerCount >= callers }
     await clock.sleepers(atLeast: 1)
     clock.advance(by: BatchedOriginTests.window)
-}
-
-/// A small seeded generator, so that a failing round can be run again from its seed.
-private struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var mixed = state
-        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-        return mixed ^ (mixed >> 31)
-    }
 }

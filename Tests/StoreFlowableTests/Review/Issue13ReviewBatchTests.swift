@@ -44,7 +44,7 @@ struct Issue13ReviewBatchTests {
             defer { calls.end(keys) }
             return values(of: keys)
         }
-        let callers = [1, 2, 2].map { key in Caller(of: origin, key: key) }
+        let callers = [1, 2, 2].map { key in BatchCaller(of: origin, key: key) }
         let leftInTime = LockedValue<Bool?>(nil)
         hook.set { [weak origin] in
             for caller in callers { caller.cancel() }
@@ -81,7 +81,7 @@ struct Issue13ReviewBatchTests {
                 handlerSawLockHeld.withLock { $0.append(registry.isHeldByThisThread) }
             }
         }
-        let caller = Caller(of: origin, key: 1)
+        let caller = BatchCaller(of: origin, key: 1)
         await dispatchPending(of: origin, on: clock, callers: 1)
         await waitUntil { calls.count == 1 }
         registry.hold { caller.cancel() }
@@ -108,7 +108,7 @@ struct Issue13ReviewBatchTests {
             defer { calls.end(keys) }
             return values(of: keys)
         }
-        let caller = Caller(of: origin, key: 1)
+        let caller = BatchCaller(of: origin, key: 1)
         await waitUntil { origin.waitingCallerCount == 1 }
         await manual.sleepers(atLeast: 1)
         registry.hold { caller.cancel() }
@@ -136,12 +136,12 @@ struct Issue13ReviewBatchTests {
                 if call == 1 { await gate.wait() }
                 return values(of: keys, call: call)
             }
-            let leaving = [0, 1, 1].map { key in Caller(of: origin, key: key) }
-            let staying = Caller(of: origin, key: 1)
+            let leaving = [0, 1, 1].map { key in BatchCaller(of: origin, key: key) }
+            let staying = BatchCaller(of: origin, key: 1)
             await dispatchPending(of: origin, on: clock, callers: 4)
             await waitUntil { calls.count == 1 }
             let release = Task { gate.open() }
-            let arriving = Caller(of: origin, key: 0)
+            let arriving = BatchCaller(of: origin, key: 0)
             for caller in leaving { caller.cancel() }
             await release.value
             // The new caller may have started a new batch: end its window.
@@ -180,7 +180,7 @@ struct Issue13ReviewBatchTests {
                 if call == 1 { await gate.wait() }
                 return values(of: keys, call: call)
             }
-            let first = Caller(of: origin, key: 7)
+            let first = BatchCaller(of: origin, key: 7)
             await dispatchPending(of: origin, on: clock, callers: 1)
             await waitUntil { calls.count == 1 }
             first.cancel()
@@ -190,7 +190,7 @@ struct Issue13ReviewBatchTests {
                 failures.append("round \(round): first: \(firstResult)")
             }
             let release = Task { gate.open() }
-            let second = Caller(of: origin, key: 7)
+            let second = BatchCaller(of: origin, key: 7)
             await serve([second], of: origin, on: clock)
             await release.value
             let secondResult = await second.result
@@ -216,11 +216,11 @@ struct Issue13ReviewBatchTests {
                 await Task.yield()
                 return values(of: keys)
             }
-            var callers = [0, 1, 1].map { key in Caller(of: origin, key: key) }
+            var callers = [0, 1, 1].map { key in BatchCaller(of: origin, key: key) }
             await waitUntil { origin.waitingCallerCount == 3 }
             await clock.sleepers(atLeast: 1)
             let window = Task { clock.advance(by: Self.window) }
-            callers += [2, 0, 3].map { key in Caller(of: origin, key: key) }
+            callers += [2, 0, 3].map { key in BatchCaller(of: origin, key: key) }
             await window.value
             await serve(callers, of: origin, on: clock)
             for (key, caller) in zip([0, 1, 1, 2, 0, 3], callers) {
@@ -331,7 +331,7 @@ struct Issue13ReviewBatchTests {
         }
         let ended = LockedValue(0)
         let callers = plan.map { step in
-            let caller = Caller(
+            let caller = BatchCaller(
                 Task {
                     defer { ended.withLock { $0 += 1 } }
                     return try await origin.load(step.key)
@@ -339,7 +339,7 @@ struct Issue13ReviewBatchTests {
             if step.moment == .beforeCalling { caller.cancel() }
             return caller
         }
-        func cancelled(at moment: Moment) -> [Caller] {
+        func cancelled(at moment: Moment) -> [BatchCaller] {
             zip(plan, callers).filter { $0.0.moment == moment }.map(\.1)
         }
         // Every caller has joined a batch or ended (ended is read first, so that none counts twice).
@@ -522,44 +522,6 @@ private func values(of keys: [Int], call: Int? = nil) -> [Int: Result<String, an
     return Dictionary(keys.map { ($0, .success("v\($0)\(suffix)")) }, uniquingKeysWith: { first, _ in first })
 }
 
-/// A call of `load` in a task of its own; awaiting it from a cancelled test cancels it, so that a
-/// caller never answered fails the test instead of hanging it.
-private struct Caller: Sendable {
-    let task: Task<String, any Error>
-
-    init(_ task: Task<String, any Error>) {
-        self.task = task
-    }
-
-    init(of origin: BatchedOrigin<Int, String>, key: Int) {
-        self.init(Task { try await origin.load(key) })
-    }
-
-    var value: String {
-        get async throws {
-            try await withTaskCancellationHandler {
-                try await task.value
-            } onCancel: {
-                task.cancel()
-            }
-        }
-    }
-
-    var result: Result<String, any Error> {
-        get async {
-            do {
-                return .success(try await value)
-            } catch {
-                return .failure(error)
-            }
-        }
-    }
-
-    func cancel() {
-        task.cancel()
-    }
-}
-
 /// A batcher held weakly, to see when its tasks have ended.
 private struct Weak {
     weak var object: BatchedOrigin<Int, String>?
@@ -637,7 +599,7 @@ private func dispatchPending(of origin: BatchedOrigin<Int, String>, on clock: Ma
 }
 
 /// Ends windows until every one of `callers` has ended.
-private func serve(_ callers: [Caller], of origin: BatchedOrigin<Int, String>, on clock: ManualClock) async {
+private func serve(_ callers: [BatchCaller], of origin: BatchedOrigin<Int, String>, on clock: ManualClock) async {
     let ended = LockedValue(0)
     let watchers = callers.map { caller in
         Task {
@@ -675,21 +637,4 @@ private func leftovers(of origin: BatchedOrigin<Int, String>, round: Int) -> [St
         if count != 0 { found.append("round \(round): \(label) holds \(count)") }
     }
     return found
-}
-
-/// A small seeded generator, so that a failing round can be run again from its seed.
-private struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var mixed = state
-        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-        return mixed ^ (mixed >> 31)
-    }
 }

@@ -11,7 +11,7 @@ struct Issue13ReviewLimitTests {
     /// once, never two calls of one key at once, and once every key is idle no permit, queued caller
     /// or sleeper is left.
     @Test func retriesAndCancellationsNeverLoseOrLeakAPermit() async throws {
-        var generator = LimitSplitMix(seed: 0x1313)
+        var generator = SplitMix64(seed: 0x1313)
         let limit = ConcurrencyLimit(maxConcurrent: 3)
         for round in 0..<(isRunningUnderThreadSanitizer ? 15 : 50) {
             let clock = ManualClock()
@@ -67,20 +67,5 @@ struct Issue13ReviewLimitTests {
             let (running, maxRunning, _, maxPerKey) = counts.withLock { $0 }
             #expect(running == 0 && maxRunning <= 3 && maxPerKey <= 1, "round \(round)")
         }
-    }
-}
-
-/// SplitMix64, for the stress test's choices.
-private struct LimitSplitMix {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

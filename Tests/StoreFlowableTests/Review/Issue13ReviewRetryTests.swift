@@ -351,7 +351,7 @@ struct Issue13ReviewRetryTests {
     /// and moving the clock calls the origin no more; the origin never ran twice at once and never
     /// more than `maxAttempts` times per fetch.
     @Test func cancellingCallersAtEveryMomentLeavesNothingBehind() async throws {
-        var generator = SplitMix(seed: 0x13)
+        var generator = SplitMix64(seed: 0x13)
         let limit = ConcurrencyLimit(maxConcurrent: 1)
         for round in 0..<(isRunningUnderThreadSanitizer ? 200 : 1_000) where !Task.isCancelled {
             let running = LockedValue((now: 0, max: 0))
@@ -474,19 +474,4 @@ private struct ExpiredValueCallback: StoreFlowableCallback {
     func fetchDataFromOrigin() async throws -> String { "fetched" }
 
     func needRefresh(cachedData: String) async -> Bool { true }
-}
-
-/// A small deterministic random number generator (SplitMix64) for the stress tests.
-private struct SplitMix {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }

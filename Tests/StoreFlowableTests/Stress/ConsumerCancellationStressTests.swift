@@ -307,20 +307,3 @@ private struct Driver {
         return await task.value
     }
 }
-
-/// A small seeded pseudo-random generator, so that a storm's cancellation points repeat from run to run.
-private struct SplitMix64 {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    /// The next number in `0..<bound`.
-    mutating func next(below bound: Int) -> Int {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var mixed = state
-        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-        mixed ^= mixed >> 31
-        return Int(mixed % UInt64(bound))
-    }
-}
