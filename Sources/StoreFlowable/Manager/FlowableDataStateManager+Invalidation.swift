@@ -23,6 +23,28 @@ extension FlowableDataStateManager {
         try await Self.invalidate(keys, storeFor: makeStore)
     }
 
+    /// Reloads from the cache, in one call, every key this manager tracks that satisfies `isIncluded`,
+    /// through the store `makeStore` returns for it (see ``StoreFlowable/reloadFromCache()``).
+    ///
+    /// Keys the manager does not track need no reload: their next read reads the cache. Call it with
+    /// `{ _ in true }` when you learn that the cache changed but not which keys (a notification
+    /// channel that dropped and reconnected).
+    ///
+    /// ```swift
+    /// await UserCallback.manager.reloadFromCache(where: { _ in true }) { UserCallback(key: $0).create() }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - isIncluded: Chooses the keys; called outside the actor.
+    ///   - makeStore: The store of a key, whose `reloadFromCache()` is called.
+    public nonisolated func reloadFromCache<Store: StoreFlowable>(
+        where isIncluded: (Key) -> Bool, storeFor makeStore: (Key) -> Store
+    ) async {
+        for key in await trackedKeys(of: Store.Data.self) where isIncluded(key) {
+            await makeStore(key).reloadFromCache()
+        }
+    }
+
     /// Invalidates each of `keys` through its store, even when one fails.
     ///
     /// - Throws: The first error an invalidation threw.

@@ -323,6 +323,34 @@ public actor FlowableDataStateManager<Key: Hashable & Sendable> {
         apply(key, Data.self) { machine in machine.finishInvalidation(id) }
     }
 
+    /// Begins a reload of `key` if the manager tracks it (see `KeyStateMachine.beginReload(_:)`).
+    ///
+    /// - Returns: `nil` when the key is not tracked (its next read reads the cache anyway); otherwise
+    ///   the reload's id, whether it may read now, whether it must mark the cached value stale first,
+    ///   and the effects.
+    func beginReload<Data: Sendable>(_ key: Key, _ writer: OneShot<Bool>, _: Data.Type)
+        -> (id: UInt64, mayReadNow: Bool, mustMark: Bool, effects: KeyEffects)?
+    {
+        guard existingSlot(for: key, Data.self) != nil else { return nil }
+        var began: (id: UInt64, mayReadNow: Bool, mustMark: Bool)?
+        let effects = apply(key, Data.self, creating: false) { machine in
+            let (id, mayReadNow, mustMark, action) = machine.beginReload(writer)
+            began = (id, mayReadNow, mustMark)
+            return action
+        }
+        guard let began else { return nil }
+        return (began.id, began.mayReadNow, began.mustMark, effects)
+    }
+
+    func finishReload<Data: Sendable>(
+        _ key: Key, reload id: UInt64, cached: Data?, isFresh: Bool, usableUntil: CacheTime? = nil
+    ) -> KeyEffects {
+        let cached: ErasedData? = cached
+        return apply(key, Data.self) { machine in
+            machine.finishReload(id, cached: cached, isFresh: isFresh, usableUntil: usableUntil)
+        }
+    }
+
     /// The keys of data type `dataType` whose state the manager keeps now (see ``trackedKeyCount``).
     ///
     /// - Parameter dataType: The `Data` type of the stores that use the keys.

@@ -6,6 +6,8 @@ extension KeyStateMachine {
         case page(PageDirection, ID)
         /// An invalidation marking the cached value stale.
         case invalidation(ID)
+        /// A reload reading the cache again after a change made outside the manager.
+        case reload(ID)
     }
 
     /// Who receives an emitted state.

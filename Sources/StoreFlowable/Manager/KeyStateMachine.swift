@@ -27,15 +27,15 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer, PageWaiter> {
 
     // MARK: State
     // Only the machine's transitions change its state; those with an internal setter are also changed
-    // by the paging transitions in `KeyStateMachine+Paging.swift` and the freshness transitions in
-    // `KeyStateMachine+Freshness.swift`.
+    // by the paging transitions in `KeyStateMachine+Paging.swift`, the freshness transitions in
+    // `KeyStateMachine+Freshness.swift` and the reload transitions in `KeyStateMachine+Reload.swift`.
 
     /// The current flight, if any.
     private(set) var flight: (id: ID, phase: FlightPhase)?
     /// A cancelled flight whose origin call has not returned yet.
     private(set) var draining: ID?
     /// The error of the last failed fetch or write; cleared by the next success.
-    private(set) var lastError: (any Error)?
+    var lastError: (any Error)?
     /// The value the cache holds as far as the store knows; kept only while subscribers exist. Set
     /// only through ``setContent(_:usableUntil:)``, so that ``contentUsableUntil`` always goes with it.
     private(set) var content: Data?
@@ -47,7 +47,7 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer, PageWaiter> {
     var version: UInt64 = 0
     /// The `version` of the last write that replaced the data (a fetched first page or an update), as
     /// opposed to merging a page into it: only such a write makes a stale read's verdict obsolete.
-    private(set) var replacedVersion: UInt64 = 0
+    var replacedVersion: UInt64 = 0
     /// Callers of `getData`, `requireData`, `validate` and `refresh` waiting for the next outcome.
     private(set) var waiters: [ID: Waiter] = [:]
     /// The `publish()` streams that received their first state and now receive every broadcast.
@@ -355,15 +355,22 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer, PageWaiter> {
         case (.flight(let a)?, .flight(let b)): a == b
         case (.page(let d1, let a)?, .page(let d2, let b)): d1 == d2 && a == b
         case (.invalidation(let a)?, .invalidation(let b)): a == b
+        case (.reload(let a)?, .reload(let b)): a == b
         default: false
         }
     }
 
-    /// Whether an update or clear is writing the cache or waiting to.
+    /// Whether something that replaces the data is writing the cache or waiting to: an update, a clear,
+    /// or a reload after a change made elsewhere (which replaces what the key knows of the data).
     var hasUpdateInProgress: Bool {
-        if case .update? = writeOwner { return true }
-        return writeQueue.contains { entry in
-            if case .update = entry.turn { true } else { false }
+        if let writeOwner, Self.replacesData(writeOwner) { return true }
+        return writeQueue.contains { entry in Self.replacesData(entry.turn) }
+    }
+
+    private static func replacesData(_ turn: WriteTurn) -> Bool {
+        switch turn {
+        case .update, .reload: true
+        case .flight, .page, .invalidation: false
         }
     }
 
@@ -423,7 +430,7 @@ struct KeyStateMachine<Data: Sendable, Waiter, Subscriber, Writer, PageWaiter> {
         case .flight(let id): flight = (id, .saving)
         case .page(.next, let id): nextPage.flight = (id, .saving)
         case .page(.prev, let id): prevPage.flight = (id, .saving)
-        case .update, .invalidation: break
+        case .update, .invalidation, .reload: break
         }
         action.grantWriter = next.writer
     }

@@ -32,6 +32,12 @@ extension StoreEvent {
         case batchDispatched(size: Int)
         /// The key's cached value was marked stale by `invalidate()`.
         case invalidated
+        /// The key was read again from the cache after a change made outside its manager (see
+        /// ``StoreFlowable/reloadFromCache()``).
+        case reloaded
+        /// A reload had to mark the cached value stale (a fetch begun before the change wrote after it)
+        /// and the cache threw `error`: until the next write, that value may be served as fresh.
+        case staleMarkFailed(any Error)
 
         /// The kind in one line, for logs.
         public var description: String {
@@ -51,6 +57,8 @@ extension StoreEvent {
             case .staleServed(let reason): "stale value served (\(reason))"
             case .batchDispatched(let size): "batch dispatched (\(size) keys)"
             case .invalidated: "invalidated"
+            case .reloaded: "reloaded from the cache"
+            case .staleMarkFailed(let error): "marking the cached value stale failed: \(error)"
             }
         }
     }

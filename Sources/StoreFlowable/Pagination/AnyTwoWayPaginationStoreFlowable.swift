@@ -83,6 +83,11 @@ public struct AnyTwoWayPaginationStoreFlowable<Data: Sendable, Cursor: Sendable>
         try await base.invalidate()
     }
 
+    /// See ``StoreFlowable/reloadFromCache()``.
+    public func reloadFromCache() async {
+        await base.reloadFromCache()
+    }
+
     /// See ``StoreFlowable/clear()``.
     public func clear() async {
         await base.clear()

@@ -78,6 +78,10 @@ struct PaginationCallbackStore<Callback: PaginationStoreFlowableCallback>: Pagin
         try await base.invalidate()
     }
 
+    func reloadFromCache() async {
+        await base.reloadFromCache()
+    }
+
     func clear() async {
         await base.clear()
     }

@@ -92,6 +92,11 @@ public struct AnyStoreFlowable<Data: Sendable>: StoreFlowable {
         try await base.invalidate()
     }
 
+    /// See ``StoreFlowable/reloadFromCache()``.
+    public func reloadFromCache() async {
+        await base.reloadFromCache()
+    }
+
     /// See ``StoreFlowable/clear()``.
     public func clear() async {
         await base.clear()

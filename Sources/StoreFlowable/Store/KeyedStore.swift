@@ -66,6 +66,26 @@ public struct KeyedStore<Cache: KeyedCache>: Sendable {
         try await invalidate(where: { _ in true })
     }
 
+    /// Reads the cached value of `key` again and shows it to its subscribers, after the cache was
+    /// changed by something other than this store's manager (another process sharing the cache); see
+    /// ``StoreFlowable/reloadFromCache()``.
+    ///
+    /// - Parameter key: The key whose cached value changed.
+    public func reloadFromCache(forKey key: Key) async {
+        await CallbackStore(callback: CacheCallback(key: key, cache: cache, manager: manager, fetch: fetch))
+            .reloadFromCache()
+    }
+
+    /// Reloads every key the manager tracks that satisfies `isIncluded` (see
+    /// ``reloadFromCache(forKey:)``); keys nobody uses need no reload.
+    ///
+    /// - Parameter isIncluded: Chooses the keys; called outside every lock.
+    public func reloadFromCache(where isIncluded: (Key) -> Bool) async {
+        for key in await manager.trackedKeys(of: Value.self) where isIncluded(key) {
+            await reloadFromCache(forKey: key)
+        }
+    }
+
     /// Marks the cached value of every key that satisfies `isIncluded` stale, without deleting it.
     ///
     /// The keys the manager tracks (with subscribers, callers waiting, or a fetch running) are

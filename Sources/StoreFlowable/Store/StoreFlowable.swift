@@ -103,6 +103,31 @@ public protocol StoreFlowable<Data>: Sendable {
     ///   called from inside the key's own cache write.
     func invalidate() async throws
 
+    /// Reads the cached value again and shows it to subscribers, after the cache was changed by
+    /// something other than the stores of this key's manager: another process sharing the cache (see
+    /// `Docs/ServerCaches.md`), or code writing the cache directly.
+    ///
+    /// Use it when you learn that the cache changed; the change itself is not repeated and nothing is
+    /// written but the mark described below, so calling it on a notification never echoes one. It runs
+    /// under the key's write turn, so no fetch's save or update of the key interleaves with it. A key
+    /// nobody uses (no subscriber, waiting caller, fetch or write, nor remembered error) is left alone:
+    /// its next read reads the cache anyway.
+    ///
+    /// - A fresh cached value becomes every subscriber's state (`.completed`), answers the callers
+    ///   waiting for a fetch and clears the key's error; no fetch runs.
+    /// - Anything else (no value, a stale or invalidated one) starts a fetch for the subscribers and
+    ///   waiting callers, who see `.loading(content:)` with what the cache holds.
+    /// - A fetch that began before the call and has not reached the cache may bring a value older than
+    ///   the change: it is dropped, never written, and its callers get the reloaded value or a new
+    ///   fetch's. A fetch already writing when the call arrives writes first; since its value may be
+    ///   older than the change, the reload then marks it stale (as ``invalidate()`` does) before
+    ///   reading, so the key is never left fresh with it.
+    ///
+    /// Cancelling the caller does not stop the reload. From inside the key's own cache write, where the
+    /// write turn cannot be granted before the callback returns, the reload runs in a task of its own
+    /// and the call returns at once.
+    func reloadFromCache() async
+
     /// Deletes the cached value and forgets the key's error; subscribers stay attached.
     ///
     /// Equivalent to `update(newData: nil)`: existing `publish()` streams see `.loading(content: nil)`
@@ -117,6 +142,12 @@ public protocol StoreFlowable<Data>: Sendable {
 }
 
 extension StoreFlowable {
+    /// Does nothing: the default for stores you write yourself (test doubles, adapters), which have no
+    /// cache shared with anyone else to read again. Every store of this library (built from a callback,
+    /// a ``KeyedStore``, or wrapped in ``AnyStoreFlowable``) implements it as described at the
+    /// requirement.
+    public func reloadFromCache() async {}
+
     /// Streams the state of the key without forcing a refresh; see ``publish(forceRefresh:)``.
     ///
     /// - Returns: A stream of states, one subscription per call.

@@ -46,6 +46,7 @@ extension FlowableDataStateManager {
                 case .page(.next, _): "next"
                 case .page(.prev, _): "prev"
                 case .invalidation: "invalidation"
+                case .reload: "reload"
                 }
             },
             nextFlight: machine.nextPage.flight?.phase,

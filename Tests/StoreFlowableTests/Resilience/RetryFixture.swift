@@ -59,6 +59,8 @@ struct RetryFixture: Sendable {
             }
         case .batchDispatched(let size): "batch \(size)"
         case .invalidated: "invalidated"
+        case .reloaded: "reloaded"
+        case .staleMarkFailed: "stale mark failed"
         }
     }
 

@@ -96,6 +96,8 @@ extension MachineTest.Sim {
             problems.append("page \(id) holds the write turn, but this simulation never pages")
         case .invalidation(let id)?:
             if marking.first?.id != id { problems.append("the write owner, invalidation \(id), is not marking") }
+        case .reload(let id)?:
+            problems.append("reload \(id) holds the write turn, but this simulation never reloads")
         case nil:
             if !savingFlights.isEmpty || !writingUpdates.isEmpty || !marking.isEmpty {
                 problems.append("a task writes without the turn")
@@ -117,6 +119,8 @@ extension MachineTest.Sim {
                 }
             case .page(_, let id):
                 problems.append("page \(id) is queued, but this simulation never pages")
+            case .reload(let id):
+                problems.append("reload \(id) is queued, but this simulation never reloads")
             case .invalidation(let id):
                 if !invalidations.contains(where: { $0.id == id && $0.writer == entry.writer && $0.stage == .waiting })
                 {

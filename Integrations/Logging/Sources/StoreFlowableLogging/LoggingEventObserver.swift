@@ -23,8 +23,9 @@ public import StoreFlowable
 /// - `debug`: the everyday path. `cache hit`, `cache miss`, `joined fetch`, `fetch started`,
 ///   `fetch succeeded`.
 /// - `info`: worth seeing in production. `retry scheduled`, `stale value served`, `batch dispatched`,
-///   `invalidated`.
-/// - `warning`: something failed. `fetch failed` (also when a retry follows), `cache read failed`.
+///   `invalidated`, `reloaded`.
+/// - `warning`: something failed. `fetch failed` (also when a retry follows), `cache read failed`,
+///   `stale mark failed`.
 ///
 /// The details are metadata. Every entry has `data_type` (the stores' data type, as `String(describing:)`
 /// writes it) and, but for a batch's, `key`; as the kind has them, `freshness`, `attempt`, `duration`,
@@ -59,8 +60,8 @@ public struct LoggingEventObserver: StoreEventObserver {
     private static func level(of kind: StoreEvent.Kind) -> Logger.Level {
         switch kind {
         case .cacheHit, .cacheMiss, .joinedFetch, .fetchStarted, .fetchSucceeded: .debug
-        case .retryScheduled, .staleServed, .batchDispatched, .invalidated: .info
-        case .fetchFailed, .cacheReadFailed, .cacheEntryCorrupt: .warning
+        case .retryScheduled, .staleServed, .batchDispatched, .invalidated, .reloaded: .info
+        case .fetchFailed, .cacheReadFailed, .cacheEntryCorrupt, .staleMarkFailed: .warning
         }
     }
 
@@ -79,6 +80,8 @@ public struct LoggingEventObserver: StoreEventObserver {
         case .staleServed: "stale value served"
         case .batchDispatched: "batch dispatched"
         case .invalidated: "invalidated"
+        case .reloaded: "reloaded"
+        case .staleMarkFailed: "stale mark failed"
         }
     }
 
@@ -90,11 +93,11 @@ public struct LoggingEventObserver: StoreEventObserver {
             metadata["freshness"] = "\(freshness)"
         case .cacheMiss(let freshness):
             if let freshness { metadata["freshness"] = "\(freshness)" }
-        case .cacheReadFailed(let error):
+        case .cacheReadFailed(let error), .staleMarkFailed(let error):
             metadata["error"] = "\(error)"
         case .cacheEntryCorrupt(let reason):
             metadata["reason"] = "\(reason)"
-        case .joinedFetch, .invalidated:
+        case .joinedFetch, .invalidated, .reloaded:
             break
         case .fetchStarted(let attempt):
             metadata["attempt"] = "\(attempt)"

@@ -27,6 +27,9 @@ public import StoreFlowable
 /// - `storeflowable_stale_served` (counter), by `reason`: `revalidating`, `origin_failed`. Stale values
 ///   served instead of fresh ones.
 /// - `storeflowable_invalidations` (counter): the `invalidate()` calls that marked a cached value stale.
+/// - `storeflowable_reloads` (counter): the keys read again from the cache after a change made elsewhere
+///   (`reloadFromCache()`).
+/// - `storeflowable_stale_mark_failures` (counter): the reloads that could not mark a value stale.
 /// - `storeflowable_batch_size` (recorder): the number of keys of each batched origin call.
 ///
 /// A cache read that throws counts as `read_failed`; when the store then fetches, the same read counts as
@@ -92,6 +95,10 @@ public struct MetricsEventObserver: StoreEventObserver {
                 .record(Int64(size))
         case .invalidated:
             count("invalidations", dataType)
+        case .reloaded:
+            count("reloads", dataType)
+        case .staleMarkFailed:
+            count("stale_mark_failures", dataType)
         }
     }
 
