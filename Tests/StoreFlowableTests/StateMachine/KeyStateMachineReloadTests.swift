@@ -58,7 +58,9 @@ struct KeyStateMachineReloadTests {
         #expect(machine.flight == nil)
         let finish = machine.finishReload(id, cached: "remote", isFresh: true)
         #expect(finish.resolution.map { Array($0.waiters.keys) } == [waiter])
-        if case .success(let value)? = finish.resolution?.outcome { #expect(value == "remote") } else {
+        if case .success(let value)? = finish.resolution?.outcome {
+            #expect(value == "remote")
+        } else {
             Issue.record("the waiter was not given the reloaded value")
         }
         // The dropped flight's origin call still drains; its value is never written.
@@ -152,11 +154,14 @@ struct KeyStateMachineReloadTests {
         let (id, _, _, _) = machine.beginReload(7)
         let (late, version) = machine.subscribe(MachineTest.s0)
         // Its read found the old value (before the change): the reload's outcome is its first state.
-        let first = machine.initialRead(subscriber: late, version: version, cached: "old", isValid: true, forceRefresh: false)
+        let first = machine.initialRead(
+            subscriber: late, version: version, cached: "old", isValid: true, forceRefresh: false)
         #expect(first.isEmpty)
         let finish = machine.finishReload(id, cached: "remote", isFresh: true)
         #expect(emitted(finish) == .completed("remote"))
-        if case .all(let recipients)? = finish.emission?.to { #expect(recipients.count == 2) } else {
+        if case .all(let recipients)? = finish.emission?.to {
+            #expect(recipients.count == 2)
+        } else {
             Issue.record("the reload did not tell every subscriber")
         }
     }
