@@ -19,6 +19,7 @@ extension PostgresCache {
             try await client.execute(
                 "UPDATE \(unescaped: table) SET invalidated = true WHERE key = \(keyBytes) AND NOT invalidated")
         }
+        await releaseClaim(afterWriting: keyBytes)
     }
 
     /// Marks every entry whose key satisfies `isIncluded` as invalidated.

@@ -58,6 +58,7 @@ extension PostgresCache {
             for try await found in rows.decode(Int64.self) { seq = found }
             return seq
         }
+        await releaseClaim(afterWriting: keyBytes)
         if let sizeLimit, let seq { await evict(toFit: sizeLimit, keeping: seq) }
     }
 
@@ -99,7 +100,9 @@ extension PostgresCache {
     /// - Parameter key: The key to remove.
     /// - Throws: ``PostgresCacheError/encodingFailed(_:)``, a database error or a timeout.
     public func removeEntry(forKey key: Key) async throws(PostgresCacheError) {
-        try await removeRow(encodedKey(key))
+        let keyBytes = try encodedKey(key)
+        try await removeRow(keyBytes)
+        await releaseClaim(afterWriting: keyBytes)
     }
 
     /// Deletes the row of `keyBytes`, if any.

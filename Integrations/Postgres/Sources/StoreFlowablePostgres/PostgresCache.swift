@@ -86,6 +86,8 @@ public final class PostgresCache<Key: Hashable & Sendable & Codable, Value: Send
     let coder: any DiskCacheCoder<Key, Value>
     /// Receives the events.
     let events: (@Sendable (PostgresCacheEvent) -> Void)?
+    /// The fetch claims of ``PostgresSingleFlight``s waiting for this cache's next write of their key.
+    let claims = PostgresClaimRegistry()
 
     /// Opens the cache `name` in the database of `client`, after checking that its table was migrated.
     ///

@@ -24,6 +24,11 @@ public import PostgresNIO
 /// | `size` | `INTEGER NOT NULL` | bytes of key and value, for the size limit |
 /// | `seq` | `BIGINT NOT NULL UNIQUE` | the write's number, from the sequence `storeflowable_seq` |
 ///
+/// Each cache name also has a table `storeflowable_claim_<name>(key BYTEA PRIMARY KEY, holder TEXT NOT
+/// NULL, expires_at BIGINT NOT NULL)`, the fetch claims of ``PostgresSingleFlight``: one row per key an
+/// instance is fetching, deleted when the value is written (or the fetch failed), or taken over once
+/// `expires_at` (nanoseconds since 1970) has passed.
+///
 /// Every cache shares `storeflowable_schema(cache TEXT PRIMARY KEY, version INTEGER NOT NULL)`, which
 /// records each cache table's layout version (``layoutVersion``), and the sequence `storeflowable_seq`.
 /// Names are unqualified: the tables go to the first schema of the connection's `search_path`.
@@ -82,6 +87,10 @@ public enum PostgresCacheSchema {
                         key BYTEA PRIMARY KEY, value BYTEA NOT NULL, stored_at BIGINT NOT NULL,
                         invalidated BOOLEAN NOT NULL, format INTEGER NOT NULL, size INTEGER NOT NULL,
                         seq BIGINT NOT NULL UNIQUE);
+                    -- Fetch claims of PostgresSingleFlight: one row per key being fetched, with its holder
+                    -- and when its lease ends (nanoseconds since 1970, by the instances' cache clock).
+                    CREATE TABLE IF NOT EXISTS \(table.claimTable) (
+                        key BYTEA PRIMARY KEY, holder TEXT NOT NULL, expires_at BIGINT NOT NULL);
                     INSERT INTO \(PostgresCacheTable.schemaTable) (cache, version)
                         VALUES ('\(table.name)', \(PostgresCacheTable.layoutVersion))
                         ON CONFLICT (cache) DO NOTHING;

@@ -24,6 +24,9 @@ struct PostgresCacheTable: Sendable {
     let name: String
     /// The cache's table: `storeflowable_cache_<name>`.
     let table: String
+    /// The table of the cache's fetch claims (see ``PostgresSingleFlight``): `storeflowable_claim_<name>`,
+    /// 63 bytes at most like the cache's table.
+    let claimTable: String
 
     /// Validates `name` and names the cache's table.
     ///
@@ -44,5 +47,6 @@ struct PostgresCacheTable: Sendable {
         else { throw .invalidName(name) }
         self.name = name
         table = "storeflowable_cache_" + name
+        claimTable = "storeflowable_claim_" + name
     }
 }
