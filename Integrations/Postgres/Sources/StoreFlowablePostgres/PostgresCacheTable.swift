@@ -24,6 +24,9 @@ struct PostgresCacheTable: Sendable {
     let name: String
     /// The cache's table: `storeflowable_cache_<name>`.
     let table: String
+    /// The cache's notification channel: `storeflowable_<name>` (at most 56 bytes, within PostgreSQL's
+    /// 63-byte limit for channel names).
+    let channel: String
 
     /// Validates `name` and names the cache's table.
     ///
@@ -44,5 +47,6 @@ struct PostgresCacheTable: Sendable {
         else { throw .invalidName(name) }
         self.name = name
         table = "storeflowable_cache_" + name
+        channel = "storeflowable_" + name
     }
 }
