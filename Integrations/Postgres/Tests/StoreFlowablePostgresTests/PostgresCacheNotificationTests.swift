@@ -166,6 +166,36 @@ struct PostgresCacheNotificationTests {
         }
     }
 
+    @Test func twoInstancesStoringTheSameValueAtOnceNotifyOnce() async throws {
+        try await withClient { client in
+            let name = uniqueName()
+            let first = try await makeCache(client, name: name)
+            let second = try await makeCache(client, name: name)
+            let heard = TestListener(try await makeCache(client, name: name))
+            try await heard.waitUntilListening()
+            // Both instances missed the same keys, fetched the same values and store them at once.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for key in 0..<40 {
+                    for (cache, time) in [(first, 10), (second, 20)] {
+                        group.addTask {
+                            try await cache.setEntry(
+                                CacheEntry(value: "same", storedAt: CacheTime(nanosecondsSince1970: Int64(time))),
+                                forKey: key)
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            try await first.setEntry(
+                CacheEntry(value: "last", storedAt: CacheTime(nanosecondsSince1970: 1)), forKey: 99)
+            let changes = try await heard.changes.wait("key 99") { $0.contains { Self.key(of: $0) == 99 } }
+            let keys = changes.compactMap(Self.key(of:))
+            #expect(keys.count == 41)
+            #expect(Set(keys) == Set(0..<40).union([99]))
+            await heard.stop()
+        }
+    }
+
     @Test func aFailedWriteAndARolledBackStatementNotifyNothing() async throws {
         try await withClient { client in
             let name = uniqueName()
@@ -309,6 +339,11 @@ struct PostgresCacheNotificationTests {
             #expect(keys == Array(0...50))
             await heard.stop()
         }
+    }
+
+    /// The key of a change for one key, else `nil`.
+    private static func key(of change: PostgresCacheChange<Int>) -> Int? {
+        if case .key(let key, _) = change { key } else { nil }
     }
 
     /// The `seq` of `key`'s row.
