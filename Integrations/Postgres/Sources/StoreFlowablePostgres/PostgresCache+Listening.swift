@@ -14,8 +14,8 @@ extension PostgresCache {
     /// group.addTask {
     ///     await users.listenForChanges { change in
     ///         switch change {
-    ///         case .key(let id, _): await store.reloadFromCache(forKey: id)
-    ///         case .keyHash, .all: await store.reloadFromCache(where: { _ in true })
+    ///         case .key(let id, _): await refresh(id)   // read it again from the cache
+    ///         case .keyHash, .all: await refreshAll()
     ///         }
     ///     }
     /// }
@@ -45,7 +45,7 @@ extension PostgresCache {
     /// **Order and back-pressure.** `onChange` is awaited before the next change is handed over, in
     /// the order PostgreSQL delivered the notifications (the order their writes committed). A slow
     /// handler delays later changes, which wait in memory meanwhile: none is dropped. It is called on
-    /// the listener's task, never concurrently with itself.
+    /// a child task of the listener's, never concurrently with itself.
     ///
     /// **Cancellation.** Cancelling the calling task ends the listener promptly, whether it is
     /// connecting, listening or waiting for its backoff: it stops listening (postgres-nio sends
@@ -55,10 +55,10 @@ extension PostgresCache {
     /// - Parameters:
     ///   - retry: The backoff between reconnections; ``PostgresCacheListenerRetry/default`` (500 ms,
     ///     doubling up to 30 s, with jitter) by default.
-    ///   - clock: The clock the backoff sleeps on; the continuous clock by default. Tests pass a manual
-    ///     clock and advance it.
+    ///   - clock: The clock that the backoff sleeps on and that measures the connect timeout; the
+    ///     continuous clock by default. Tests pass a manual clock and advance it.
     ///   - onChange: Receives each change, one at a time; ``PostgresCacheChange/all`` after each
-    ///     `LISTEN`. Called on a child task of the listener's.
+    ///     `LISTEN`.
     public func listenForChanges(
         retry: PostgresCacheListenerRetry = .default,
         clock: some Clock<Duration> = ContinuousClock(),
