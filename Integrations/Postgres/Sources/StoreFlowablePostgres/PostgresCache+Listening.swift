@@ -174,21 +174,41 @@ extension PostgresCache {
         var listened = false
         do {
             try await database.client.withConnection { connection in
-                try await connection.listen(on: channel) { notifications in
-                    listened = true
-                    signal.signal()
-                    report(.listenerConnected(channel: channel))
-                    await onChange(.all)
-                    for try await notification in notifications {
-                        if let change = change(from: notification.payload) { await onChange(change) }
+                do {
+                    try await connection.listen(on: channel) { notifications in
+                        listened = true
+                        signal.signal()
+                        report(.listenerConnected(channel: channel))
+                        await onChange(.all)
+                        for try await notification in notifications {
+                            if let change = change(from: notification.payload) { await onChange(change) }
+                        }
                     }
+                    if !Task.isCancelled { throw SessionEnded() }
+                } catch {
+                    // Unless cancelled, the connection failed (or LISTEN did, or the server stopped
+                    // sending): close it, and wait until its close is complete before the pool gets it
+                    // back. The pool learns of a close in a callback on the close future, registered
+                    // before this wait's, so it no longer counts the connection as usable; postgres-nio
+                    // 1.33's pool otherwise may lease the dead connection to the next request (seen
+                    // after `pg_terminate_backend`: the cache's next write failed or hung).
+                    if !Task.isCancelled {
+                        _ = try? await connection.close()
+                        _ = try? await connection.closeFuture.get()
+                    }
+                    throw error
                 }
             }
+            return (listened, "the listener stopped")
+        } catch is SessionEnded {
             return (listened, "the server ended the notifications")
         } catch {
             return (listened, PostgresCacheDatabase.failure("listen", error).description)
         }
     }
+
+    /// The notifications ended without an error while the listener was not cancelled.
+    private struct SessionEnded: Error {}
 
     /// `duration`, at most 2³² seconds (136 years): a longer sleep would overflow the clock's deadline
     /// (`.seconds(.max)` is a natural way to ask for "no limit").
