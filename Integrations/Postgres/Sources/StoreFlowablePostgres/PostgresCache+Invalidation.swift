@@ -8,16 +8,24 @@ import PostgresNIO
 
 extension PostgresCache {
     /// Marks the entry of `key`, if any, as invalidated, keeping its value and timestamp: one `UPDATE`
-    /// of the mark in place, atomic with respect to concurrent writes of the key.
+    /// of the mark in place, atomic with respect to concurrent writes of the key, which notifies the
+    /// invalidation when it marked a row (not for a missing or already invalidated one).
     ///
     /// - Parameter key: The key to invalidate.
     /// - Throws: ``PostgresCacheError/encodingFailed(_:)``, a database error or a timeout.
     public func invalidateEntry(forKey key: Key) async throws(PostgresCacheError) {
         let keyBytes = try encodedKey(key)
         let table = table.table
+        let channel = notificationChannel
+        let note = notificationPrefix("invalidate", keyBytes)
         try await database.run("invalidate") { client in
             try await client.execute(
-                "UPDATE \(unescaped: table) SET invalidated = true WHERE key = \(keyBytes) AND NOT invalidated")
+                """
+                WITH marked AS (
+                    UPDATE \(unescaped: table) SET invalidated = true WHERE key = \(keyBytes) AND NOT invalidated
+                    RETURNING seq)
+                SELECT pg_notify(\(channel), \(note) || seq::text)::text FROM marked
+                """)
         }
         await releaseClaim(afterWriting: keyBytes)
     }
@@ -26,9 +34,11 @@ extension PostgresCache {
     ///
     /// The keys of the rows not yet invalidated are listed with their sequence numbers, then decoded
     /// and passed to `isIncluded` with no connection held and no row locked. The chosen rows are then
-    /// marked in one `UPDATE`, each only if its sequence number is unchanged: a key written again
-    /// meanwhile holds a newer entry, which is not invalidated. A row whose key the coder cannot decode
-    /// is deleted (unless rewritten meanwhile) and reported.
+    /// marked in one `UPDATE`, each only if its sequence number is unchanged and it is not marked yet: a
+    /// key written again meanwhile holds a newer entry, which is not invalidated. The same statement
+    /// notifies each row it marked, or, when more than 100 keys were chosen, sends one notification for
+    /// every key if it marked any. A row whose key the coder cannot decode is deleted (unless rewritten
+    /// meanwhile) and reported.
     ///
     /// - Parameter isIncluded: Chooses the keys to invalidate; called once per entry not yet
     ///   invalidated.
@@ -43,8 +53,7 @@ extension PostgresCache {
             for try await row in rows.decode((Data, Int64).self) { listed.append(row) }
             return listed
         }
-        var chosenKeys: [ByteBuffer] = []
-        var chosenSeqs: [Int64] = []
+        var chosen: [(key: Data, seq: Int64)] = []
         for row in listed {
             let key: Key
             do {
@@ -55,19 +64,39 @@ extension PostgresCache {
                 await discard(row.key, seq: row.seq, reporting: event)
                 continue
             }
-            if isIncluded(key) {
-                chosenKeys.append(ByteBuffer(bytes: row.key))
-                chosenSeqs.append(row.seq)
-            }
+            if isIncluded(key) { chosen.append(row) }
         }
-        guard !chosenKeys.isEmpty else { return }
-        try await database.run("invalidate") { [chosenKeys, chosenSeqs] client in
-            try await client.execute(
-                """
-                UPDATE \(unescaped: table) AS entry SET invalidated = true
-                FROM unnest(\(chosenKeys)::bytea[], \(chosenSeqs)::int8[]) AS chosen(key, seq)
-                WHERE entry.key = chosen.key AND entry.seq = chosen.seq
-                """)
+        guard !chosen.isEmpty else { return }
+        let chosenKeys = chosen.map { ByteBuffer(bytes: $0.key) }
+        let chosenSeqs = chosen.map(\.seq)
+        let channel = notificationChannel
+        if chosen.count > PostgresCacheNotification.keyNotificationLimit {
+            let payload = notificationPrefix("invalidate", nil) + "0"
+            try await database.run("invalidate") { [chosenKeys, chosenSeqs] client in
+                try await client.execute(
+                    """
+                    WITH marked AS (
+                        UPDATE \(unescaped: table) AS entry SET invalidated = true
+                        FROM unnest(\(chosenKeys)::bytea[], \(chosenSeqs)::int8[]) AS chosen(key, seq)
+                        WHERE entry.key = chosen.key AND entry.seq = chosen.seq AND NOT entry.invalidated
+                        RETURNING 1)
+                    SELECT pg_notify(\(channel), \(payload))::text WHERE EXISTS (SELECT FROM marked)
+                    """)
+            }
+        } else {
+            let notes = chosen.map { notificationPrefix("invalidate", $0.key) }
+            try await database.run("invalidate") { [chosenKeys, chosenSeqs] client in
+                try await client.execute(
+                    """
+                    WITH marked AS (
+                        UPDATE \(unescaped: table) AS entry SET invalidated = true
+                        FROM unnest(\(chosenKeys)::bytea[], \(chosenSeqs)::int8[], \(notes)::text[])
+                            AS chosen(key, seq, note)
+                        WHERE entry.key = chosen.key AND entry.seq = chosen.seq AND NOT entry.invalidated
+                        RETURNING chosen.note, entry.seq)
+                    SELECT pg_notify(\(channel), note || seq::text)::text FROM marked
+                    """)
+            }
         }
     }
 }

@@ -80,6 +80,10 @@ extension PostgresCache {
     ///
     /// A row rewritten since it was read has a new number and is kept: the newer entry is not lost.
     ///
+    /// It notifies nothing: the row is one that no cache of this value format would serve (another
+    /// format, past its lifetime, undecodable), so deleting it changes no answer another instance gets
+    /// from the table; a value another instance holds in memory came from a write that was notified.
+    ///
     /// - Parameters:
     ///   - keyBytes: The encoded key.
     ///   - seq: The sequence number the row had when read.

@@ -34,6 +34,13 @@ public import StoreFlowableFoundation
 /// process see the old row or the new one, and concurrent writers of one key end with one of their
 /// entries, complete.
 ///
+/// **Changes across instances.** Each write that changes a row also sends a notification on the
+/// cache's channel, `storeflowable_<name>` (``notificationChannel``), with `pg_notify` in the write's
+/// own statement: PostgreSQL delivers it when the write commits, and never for a write that failed or
+/// changed nothing (rewriting the value, format and mark a row already has only refreshes its
+/// `stored_at`, silently). ``listenForChanges(retry:clock:onChange:)`` receives the other cache
+/// objects' notifications, in this process or another, and hands you the keys they changed.
+///
 /// **Reads never serve a wrong value.** A row written with another `valueFormat` (you bump the
 /// format when the value's encoding changes), a row whose value the coder cannot decode, and a row
 /// past the policy's ``FreshnessPolicy/lifetime`` (by its stored time and this cache's ``clock``) are
@@ -55,8 +62,8 @@ public import StoreFlowableFoundation
 /// pool reconnects on its own.
 ///
 /// **Concurrency.** Every method may be called from any task, concurrently; the cache holds no lock
-/// and no state of its own besides its settings, so instances and processes on one table coordinate
-/// only through PostgreSQL. Each operation takes a connection from the client's pool for its
+/// and no state of its own besides its settings and ``instanceID``, so instances and processes on one
+/// table coordinate only through PostgreSQL. Each operation takes a connection from the client's pool for its
 /// statements only. ``invalidateEntries(where:)`` runs your predicate with no connection held and no
 /// row locked.
 ///
@@ -77,6 +84,13 @@ public final class PostgresCache<Key: Hashable & Sendable & Codable, Value: Send
     public let sizeLimit: Int?
     /// The longest time one operation may wait for the database.
     public let timeout: Duration
+    /// This cache object's id in its notifications: random for each object unless you pass one to the
+    /// initialiser. A listener skips the notifications of its own cache object (its writes need no
+    /// news), and handles those of every other one, also of another object in the same process.
+    public let instanceID: String
+
+    /// The channel of the cache's notifications: `storeflowable_<name>`.
+    public var notificationChannel: String { table.channel }
 
     /// The cache's table and names.
     let table: PostgresCacheTable
@@ -108,11 +122,16 @@ public final class PostgresCache<Key: Hashable & Sendable & Codable, Value: Send
     ///     no limit. An entry larger than this on its own is not stored.
     ///   - timeout: The longest time one operation may wait for the database (for a connection, its
     ///     statements and their rows); 10 seconds by default.
-    ///   - events: Receives rows removed (another format, expired, undecodable, evicted) and failed
-    ///     cleanups; `nil` to ignore them. Called possibly from several tasks at once.
-    /// - Throws: ``PostgresCacheError/invalidName(_:)``, ``PostgresCacheError/notMigrated(name:)`` when
-    ///   the table does not exist, ``PostgresCacheError/schemaMismatch(found:expected:)`` when it has
-    ///   another layout, or a database error.
+    ///   - instanceID: This object's id in its notifications, 1 to 64 ASCII letters, digits, `.`, `_`
+    ///     or `-`; `nil` (the default) for 32 random hex digits. Give two objects the same id only if
+    ///     neither needs to hear of the other's writes.
+    ///   - events: Receives rows removed (another format, expired, undecodable, evicted), failed
+    ///     cleanups and what the listener noticed (see ``PostgresCacheEvent``); `nil` to ignore them.
+    ///     Called possibly from several tasks at once.
+    /// - Throws: ``PostgresCacheError/invalidName(_:)``, ``PostgresCacheError/invalidInstanceID(_:)``,
+    ///   ``PostgresCacheError/notMigrated(name:)`` when the table does not exist,
+    ///   ``PostgresCacheError/schemaMismatch(found:expected:)`` when it has another layout, or a database
+    ///   error.
     public init(
         name: String,
         client: PostgresClient,
@@ -122,9 +141,12 @@ public final class PostgresCache<Key: Hashable & Sendable & Codable, Value: Send
         valueFormat: Int32 = 1,
         sizeLimit: Int? = nil,
         timeout: Duration = .seconds(10),
+        instanceID: String? = nil,
         events: (@Sendable (PostgresCacheEvent) -> Void)? = nil
     ) async throws(PostgresCacheError) {
         let table = try PostgresCacheTable(name: name)
+        let instanceID = instanceID ?? PostgresCacheNotification.randomInstanceID()
+        guard PostgresCacheNotification.isValidInstanceID(instanceID) else { throw .invalidInstanceID(instanceID) }
         let database = PostgresCacheDatabase(client: client, timeout: timeout)
         try await PostgresCacheSchema.check(table, database: database)
         self.name = name
@@ -136,6 +158,7 @@ public final class PostgresCache<Key: Hashable & Sendable & Codable, Value: Send
         self.valueFormat = valueFormat
         self.sizeLimit = sizeLimit.map { max($0, 0) }
         self.timeout = timeout
+        self.instanceID = instanceID
         self.events = events
     }
 

@@ -18,6 +18,11 @@ public enum PostgresCacheError: Error, Sendable, CustomStringConvertible {
     /// a plain identifier within PostgreSQL's 63-byte limit.
     case invalidName(String)
 
+    /// The instance id passed to ``PostgresCache/init(name:client:policy:clock:coder:valueFormat:sizeLimit:timeout:instanceID:events:)``
+    /// is not 1 to 64 ASCII letters, digits, `.`, `_` or `-` (it travels in notification payloads,
+    /// whose fields are separated by spaces).
+    case invalidInstanceID(String)
+
     /// The cache's table, or its row in `storeflowable_schema`, does not exist: run
     /// ``PostgresCache/migrate(name:client:timeout:)`` first.
     case notMigrated(name: String)
@@ -54,6 +59,8 @@ public enum PostgresCacheError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .invalidName(let name):
             "PostgresCache: invalid cache name \(String(reflecting: name)): it must match [a-z][a-z0-9_]{0,42}"
+        case .invalidInstanceID(let id):
+            "PostgresCache: invalid instance id \(String(reflecting: id)): it must be 1 to 64 of [A-Za-z0-9._-]"
         case .notMigrated(let name):
             "PostgresCache: the cache \(String(reflecting: name)) has no table; run PostgresCache.migrate first"
         case .schemaMismatch(let found, let expected):

@@ -1,9 +1,11 @@
 /// Something a ``PostgresCache`` noticed and handled on its own, reported to the `events` handler
 /// passed to its initialiser: rows of another value format, expired or undecodable rows removed, rows
-/// evicted by the size limit, and cleanups that failed.
+/// evicted by the size limit, cleanups that failed, and what its change listener
+/// (``PostgresCache/listenForChanges(retry:clock:onChange:)``) went through.
 ///
-/// None of these is an error of the call that found it: such a row is a miss, and a failed cleanup is
-/// tried again the next time the row is found. They are reported so that you can log or count them.
+/// None of these is an error of the call that found it: such a row is a miss, a failed cleanup is
+/// tried again the next time the row is found, and the listener reconnects on its own. They are
+/// reported so that you can log or count them.
 ///
 /// `key` is the row's encoded key as text (its bytes read as UTF-8, invalid bytes replaced): the key
 /// itself for the default JSON coder.
@@ -27,6 +29,17 @@ public enum PostgresCacheEvent: Sendable, Hashable, CustomStringConvertible {
     /// The row of `key` should have been deleted (another format, expired, undecodable) but the
     /// statement failed (`error` describes why); it stays a miss and is tried again when next found.
     case removeFailed(key: String, error: String)
+    /// The change listener listens on `channel`, on a connection of its own: after it starts and after
+    /// each reconnection. It delivers ``PostgresCacheChange/all`` next.
+    case listenerConnected(channel: String)
+    /// The change listener lost its connection, or could not connect and listen, for the `attempt`-th
+    /// time in a row (`error` describes why); it tries again after `retryAfter` on its clock. Changes
+    /// notified until it listens again are not received: it then delivers ``PostgresCacheChange/all``.
+    case listenerDisconnected(error: String, attempt: Int, retryAfter: Duration)
+    /// The change listener received a notification on the cache's channel that is not one a cache
+    /// sends, or whose key the coder cannot decode (`reason` says which), and ignored it. `payload` is
+    /// the notification's text, cut to its first 200 characters.
+    case malformedNotification(payload: String, reason: String)
 
     /// The event in one line, for logs.
     public var description: String {
@@ -36,6 +49,11 @@ public enum PostgresCacheEvent: Sendable, Hashable, CustomStringConvertible {
         case .removedUndecodableEntry(let key, let reason): "removed undecodable entry \(key): \(reason)"
         case .evicted(let key, let bytes): "evicted \(key) (\(bytes) bytes)"
         case .removeFailed(let key, let error): "could not remove \(key): \(error)"
+        case .listenerConnected(let channel): "listening on \(channel)"
+        case .listenerDisconnected(let error, let attempt, let retryAfter):
+            "listener disconnected (attempt \(attempt)), retrying after \(retryAfter): \(error)"
+        case .malformedNotification(let payload, let reason):
+            "ignored notification \(String(reflecting: payload)): \(reason)"
         }
     }
 }

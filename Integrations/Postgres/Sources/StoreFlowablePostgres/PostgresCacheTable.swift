@@ -27,6 +27,9 @@ struct PostgresCacheTable: Sendable {
     /// The table of the cache's fetch claims (see ``PostgresSingleFlight``): `storeflowable_claim_<name>`,
     /// 63 bytes at most like the cache's table.
     let claimTable: String
+    /// The cache's notification channel: `storeflowable_<name>` (at most 56 bytes, within PostgreSQL's
+    /// 63-byte limit for channel names).
+    let channel: String
 
     /// Validates `name` and names the cache's table.
     ///
@@ -48,5 +51,6 @@ struct PostgresCacheTable: Sendable {
         self.name = name
         table = "storeflowable_cache_" + name
         claimTable = "storeflowable_claim_" + name
+        channel = "storeflowable_" + name
     }
 }

@@ -28,7 +28,7 @@ struct PostgresCacheReviewTests {
     /// statement the cache gave up on.
     @Test func aWriteReportedAsTimedOutDoesNotCommitLater() async throws {
         try await withClient(statementTimeout: .milliseconds(900)) { client in
-            let cache = try await makeCache(client, timeout: .seconds(1))
+            let cache = try await openMigratedElsewhere(client, timeout: .seconds(1))
             let table = "storeflowable_cache_" + cache.name
             try await withTableLocked(table) {
                 await #expect {
@@ -59,8 +59,8 @@ struct PostgresCacheReviewTests {
     /// the pool.
     @Test func operationsThatTimedOutDoNotKeepThePoolsConnections() async throws {
         try await withClient(statementTimeout: .milliseconds(900)) { client in
-            let blocked = try await makeCache(client, timeout: .seconds(1))
-            let other = try await makeCache(client, timeout: .seconds(3))
+            let blocked = try await openMigratedElsewhere(client, timeout: .seconds(1))
+            let other = try await openMigratedElsewhere(client, timeout: .seconds(3))
             let time = CacheTime(nanosecondsSince1970: 1)
             try await other.setEntry(CacheEntry(value: "other", storedAt: time), forKey: 1)
             try await withTableLocked("storeflowable_cache_" + blocked.name) {
@@ -203,6 +203,23 @@ struct PostgresCacheReviewTests {
             #expect(try await cache.entry(forKey: "large")?.isInvalidated == false)
         }
     }
+}
+
+/// Migrates a new cache name on a client of its own, then opens the cache on `client`.
+///
+/// For a client whose connections have a short `lock_timeout`: migrations take turns on one advisory
+/// lock, and with every test migrating at once the wait for it can pass 900 ms, which would end the
+/// migration, not what the test is about.
+///
+/// - Parameters:
+///   - client: The client the cache uses.
+///   - timeout: The cache's timeout.
+/// - Returns: The open cache.
+/// - Throws: A ``PostgresCacheError``, or why the migrating client failed.
+func openMigratedElsewhere(_ client: PostgresClient, timeout: Duration) async throws -> PostgresCache<Int, String> {
+    let name = uniqueName()
+    try await withClient { migrating in try await PostgresCacheSchema.migrate(name: name, client: migrating) }
+    return try await PostgresCache<Int, String>(name: name, client: client, timeout: timeout)
 }
 
 /// Keys and values as their UTF-8 bytes: the empty string is an empty key.

@@ -48,18 +48,20 @@ func withClient<Output: Sendable>(
 ///   - clock: The cache's clock.
 ///   - valueFormat: The value format.
 ///   - sizeLimit: The size limit.
+///   - instanceID: The cache object's id in its notifications; a random one by default.
 ///   - events: Receives the cache's events.
 /// - Returns: The open cache.
 /// - Throws: A ``PostgresCacheError``.
 func makeCache(
     _ client: PostgresClient, name: String = uniqueName(), policy: FreshnessPolicy = .forever,
     clock: any CacheClock = SystemCacheClock(), valueFormat: Int32 = 1, sizeLimit: Int? = nil,
-    timeout: Duration = .seconds(10), events: (@Sendable (PostgresCacheEvent) -> Void)? = nil
+    timeout: Duration = .seconds(10), instanceID: String? = nil,
+    events: (@Sendable (PostgresCacheEvent) -> Void)? = nil
 ) async throws -> PostgresCache<Int, String> {
     try await PostgresCacheSchema.migrate(name: name, client: client)
     return try await PostgresCache<Int, String>(
         name: name, client: client, policy: policy, clock: clock, valueFormat: valueFormat, sizeLimit: sizeLimit,
-        timeout: timeout, events: events)
+        timeout: timeout, instanceID: instanceID, events: events)
 }
 
 /// Runs `query` and returns its single `BIGINT` or `INTEGER` (as `Int64`), or `nil` for no row.

@@ -1,0 +1,161 @@
+import PostgresNIO
+import StoreFlowable
+import StoreFlowablePostgres
+import Testing
+
+/// The change listener's connection: it reconnects after its backoff (on its own clock, which the tests
+/// advance) when its backend is terminated or the server restarts, delivers `.all` after every `LISTEN`,
+/// and returns promptly when its task is cancelled, at any moment, leaving nothing listening.
+@Suite(.timeLimit(.minutes(2)))
+struct PostgresCacheListenerTests {
+    @Test func aTerminatedConnectionIsReconnectedAfterTheBackoffAndDeliversAll() async throws {
+        try await withClient { client in
+            let name = uniqueName()
+            let events = Recorder<PostgresCacheEvent>()
+            let writer = try await makeCache(client, name: name)
+            let reader = try await makeCache(client, name: name, events: events.record)
+            let heard = TestListener(reader)
+            try await heard.waitUntilListening()
+            #expect(events.elements == [.listenerConnected(channel: reader.notificationChannel)])
+            let backend = try await listeningBackend(client, channel: reader.notificationChannel)
+
+            try await execute(client, "SELECT pg_terminate_backend(\(backend)::int4)")
+            try await events.wait("disconnected") { $0.contains(where: Self.isDisconnected(attempt: 1, .seconds(1))) }
+            await heard.clock.sleepers(atLeast: 1)
+            // Written while nobody listens: this notification is lost, the `.all` after reconnecting covers it.
+            let time = CacheTime(nanosecondsSince1970: 1)
+            try await writer.setEntry(CacheEntry(value: "missed", storedAt: time), forKey: 1)
+            #expect(heard.changes.elements == [.all])
+            heard.clock.advance(by: .seconds(1))
+            try await heard.waitUntilListening(2)
+            #expect(events.elements.filter { $0 == .listenerConnected(channel: reader.notificationChannel) }.count == 2)
+
+            try await writer.setEntry(CacheEntry(value: "heard", storedAt: time), forKey: 2)
+            let changes = try await heard.changes.wait(forCount: 3)
+            #expect(changes.count == 3 && changes[0] == .all && changes[1] == .all)
+            guard case .key(2, _) = changes[2] else {
+                Issue.record("expected key 2 after reconnecting, got \(changes)")
+                return
+            }
+            await heard.stop()
+        }
+    }
+
+    @Test func aRestartedServerIsRetriedWithBackoffUntilTheListenerIsBack() async throws {
+        let server = try TestPostgresServer()
+        try await withClient(server, connectTimeout: .seconds(1)) { client in
+            let name = uniqueName()
+            let events = Recorder<PostgresCacheEvent>()
+            let writer = try await makeCache(client, name: name, timeout: .seconds(3))
+            let reader = try await makeCache(client, name: name, timeout: .seconds(3), events: events.record)
+            let heard = TestListener(reader)
+            try await heard.waitUntilListening()
+
+            try server.stop()
+            try await events.wait("disconnected") { $0.contains(where: Self.isDisconnected(attempt: 1, .seconds(1))) }
+            await heard.clock.sleepers(atLeast: 1)
+            heard.clock.advance(by: .seconds(1))
+            // The second attempt waits in the pool for a connection; the cache's timeout, on the
+            // listener's clock, ends it. The listener then waits twice as long, on its clock: it makes no
+            // attempt until the clock moves.
+            await heard.clock.sleepers(atLeast: 1)
+            heard.clock.advance(by: .seconds(3))
+            try await events.wait("second failure") { $0.contains(where: Self.isDisconnected(attempt: 2, .seconds(2))) }
+            await heard.clock.sleepers(atLeast: 1)
+            #expect(heard.clock.sleeperCount == 1)
+            #expect(heard.changes.elements == [.all])
+            let failure = events.elements.last.map(String.init(describing:)) ?? ""
+            #expect(failure.contains("listen got no answer from the database within 3.0 seconds"))
+
+            try server.start()
+            heard.clock.advance(by: .seconds(2))
+            // The pool reconnects on its own backoff; the listener's request waits for it (its deadline
+            // does not pass: the clock stays).
+            try await heard.waitUntilListening(2)
+            let delays = events.elements.compactMap { event -> Duration? in
+                if case .listenerDisconnected(_, _, let retryAfter) = event { retryAfter } else { nil }
+            }
+            #expect(delays == [.seconds(1), .seconds(2)])
+
+            try await writer.setEntry(
+                CacheEntry(value: "back", storedAt: CacheTime(nanosecondsSince1970: 1)), forKey: 1)
+            let changes = try await heard.changes.wait(forCount: 3)
+            guard case .key(1, _) = changes[2] else {
+                Issue.record("expected key 1 after the restart, got \(changes)")
+                return
+            }
+            await heard.stop()
+        }
+        try server.stop()
+    }
+
+    @Test func cancellingTheListenerWhileItListensReturnsPromptlyAndUnlistens() async throws {
+        try await withClient { client in
+            let reader = try await makeCache(client)
+            let heard = TestListener(reader)
+            try await heard.waitUntilListening()
+            let backend = try await listeningBackend(client, channel: reader.notificationChannel)
+            let elapsed = await heard.stop()
+            #expect(elapsed < .seconds(2))
+            // The connection went back to the pool after `UNLISTEN`, or was closed.
+            try await waitUntil(client, "backend \(backend) stopped listening") { client in
+                let listening = try await scalar(
+                    client, "SELECT count(*) FROM pg_stat_activity WHERE pid = \(backend) AND query LIKE 'LISTEN %'")
+                return listening == 0
+            }
+        }
+    }
+
+    @Test func cancellingTheListenerDuringItsBackoffReturnsPromptly() async throws {
+        try await withClient { client in
+            let events = Recorder<PostgresCacheEvent>()
+            let reader = try await makeCache(client, events: events.record)
+            let heard = TestListener(reader)
+            try await heard.waitUntilListening()
+            let backend = try await listeningBackend(client, channel: reader.notificationChannel)
+            try await execute(client, "SELECT pg_terminate_backend(\(backend)::int4)")
+            try await events.wait("disconnected") { $0.contains(where: Self.isDisconnected(attempt: 1, .seconds(1))) }
+            await heard.clock.sleepers(atLeast: 1)
+            let elapsed = await heard.stop()
+            #expect(elapsed < .seconds(2))
+            #expect(heard.clock.sleeperCount == 0)
+            #expect(heard.changes.elements == [.all])
+        }
+    }
+
+    @Test func cancellingTheListenerBeforeItListensReturnsPromptly() async throws {
+        try await withClient { client in
+            let reader = try await makeCache(client)
+            let heard = TestListener(reader)
+            let elapsed = await heard.stop()
+            #expect(elapsed < .seconds(2))
+            #expect(heard.changes.elements.count <= 1)
+        }
+        // While connecting to a server that is down: the request waits in the pool's queue (for up to a
+        // minute, or the cache's timeout) and is cancelled there.
+        let server = try TestPostgresServer()
+        try await withClient(server, connectTimeout: .seconds(1)) { client in
+            let events = Recorder<PostgresCacheEvent>()
+            let reader = try await makeCache(client, events: events.record)
+            let heard = TestListener(reader)
+            try await heard.waitUntilListening()
+            try server.stop()
+            try await events.wait("disconnected") { $0.contains(where: Self.isDisconnected(attempt: 1, .seconds(1))) }
+            await heard.clock.sleepers(atLeast: 1)
+            heard.clock.advance(by: .seconds(1))
+            await heard.clock.sleepers(atLeast: 1)  // the connect deadline: it is connecting
+            let elapsed = await heard.stop()
+            #expect(elapsed < .seconds(2))
+            #expect(events.elements.count == 2)  // connected, disconnected: no second attempt ended
+        }
+    }
+
+    /// Whether an event is the listener's `attempt`-th failure, followed by a wait of `retryAfter`.
+    private static func isDisconnected(
+        attempt: Int, _ retryAfter: Duration
+    ) -> @Sendable (PostgresCacheEvent) -> Bool {
+        { event in
+            if case .listenerDisconnected(_, attempt, retryAfter) = event { true } else { false }
+        }
+    }
+}
