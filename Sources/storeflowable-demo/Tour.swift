@@ -14,6 +14,7 @@ enum Part: String, CaseIterable {
     case loaders
     case loadingStates = "loading-states"
     case resilience
+    case instances
 
     /// The command-line flag that selects this part.
     var flag: String { "--\(rawValue)" }
@@ -33,6 +34,7 @@ enum Part: String, CaseIterable {
         case .loaders: "observable Loaders over a JSON API: one request, typed errors"
         case .loadingStates: "a load with a \"taking longer\" interrupt and a timeout, on a clock"
         case .resilience: "100 users in one batched call; retries; a concurrency limit"
+        case .instances: "two instances share a cache: B's subscriber sees A's update"
         }
     }
 
@@ -52,6 +54,7 @@ enum Part: String, CaseIterable {
         case .loaders: "Loaders: what a screen holds, over a JSON HTTP API"
         case .loadingStates: "Loading states: interrupts, a timeout, only the current load writes"
         case .resilience: "Resilience: batching, retries with backoff, a concurrency limit"
+        case .instances: "Instances: a change made by another instance reaches subscribers"
         }
     }
 }
@@ -75,6 +78,7 @@ func runTour(_ parts: [Part]) async -> [String] {
         case .loaders: await showLoaders(&checks)
         case .loadingStates: await showLoadingStates(&checks)
         case .resilience: await showResilience(&checks)
+        case .instances: await showInstances(&checks)
         }
     }
     return checks.problems
@@ -94,7 +98,7 @@ struct Checks {
 }
 
 /// The shape of a state, to compare what a stream delivered with what the tour expects.
-private enum Shape: Equatable {
+enum Shape: Equatable {
     case loading(User?)
     case completed(User)
     case error(User?)
