@@ -12,7 +12,10 @@ import Testing
 /// a restart of PostgreSQL under them fails their commands promptly, after which they work again.
 ///
 /// The tests wait for the instances' answer lines (each wait with a deadline), never for time to pass.
-@Suite struct MultiInstanceTests {
+/// They run one at a time: each starts a server (initdb) and two processes, and all four at once load a
+/// two-core machine enough to push the other suites' tight timeouts (900 ms statement timeouts on the
+/// shared server) over.
+@Suite(.serialized) struct MultiInstanceTests {
     @Test(.timeLimit(.minutes(2)))
     func anUpdateThroughOneInstanceIsReadThroughAnotherFromTheSharedCache() async throws {
         let fleet = try await InstanceFleet.start(["A", "B"], delay: .milliseconds(300))
