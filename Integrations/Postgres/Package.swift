@@ -34,10 +34,23 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
+        // A server instance in a process of its own, driven by line commands, for the multi-process
+        // tests (Tests/StoreFlowablePostgresTests/MultiInstanceTests.swift).
+        .executableTarget(
+            name: "postgres-cache-instance",
+            dependencies: [
+                "StoreFlowablePostgres",
+                .product(name: "StoreFlowable", package: "StoreFlowable"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            swiftSettings: strictSettings
+        ),
         .testTarget(
             name: "StoreFlowablePostgresTests",
             dependencies: [
                 "StoreFlowablePostgres",
+                // Built with the tests (`swift build --build-tests`), next to the test binary.
+                "postgres-cache-instance",
                 .product(name: "StoreFlowable", package: "StoreFlowable"),
                 .product(name: "StoreFlowableFoundation", package: "StoreFlowable"),
                 .product(name: "StoreFlowableTesting", package: "StoreFlowable"),
