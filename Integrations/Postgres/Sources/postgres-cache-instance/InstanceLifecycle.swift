@@ -5,8 +5,13 @@ import StoreFlowablePostgres
 /// The life of an instance process: connect, migrate, serve commands, shut down.
 enum InstanceLifecycle {
     /// Runs a client in a task group for the instance's whole life, migrates the cache and the origin's
-    /// table, prints `ready`, serves the commands of standard input until `quit` or its end, prints
-    /// `bye`, and shuts the client down.
+    /// table, starts the listener that keeps the store current with the other instances' writes
+    /// (`listenForChanges(reloading:)`), prints `ready` once it listens, serves the commands of standard
+    /// input until `quit` or its end, prints `bye`, and shuts the client down.
+    ///
+    /// The store fetches through a `PostgresSingleFlight`, so a key the instances miss at once is
+    /// fetched by one of them. The cache's events are printed as `event <description>` and the single
+    /// flight's as `flight <description>`, so that tests can wait for them.
     ///
     /// - Parameter settings: The instance's settings.
     /// - Returns: The exit status: 0 after `quit`, 1 when the start failed (after `failed <why>`).
@@ -20,11 +25,28 @@ enum InstanceLifecycle {
                 try await PostgresCacheSchema.migrate(
                     name: settings.cache, client: client, timeout: settings.timeout * 5)
                 try await Origin.createTable(client: client, timeout: settings.timeout * 5)
+                let (listening, connected) = AsyncStream.makeStream(of: Void.self)
                 let cache = try await PostgresCache<String, String>(
-                    name: settings.cache, client: client, timeout: settings.timeout)
+                    name: settings.cache, client: client, timeout: settings.timeout,
+                    events: { event in
+                        say("event \(event)")
+                        if case .listenerConnected = event { connected.yield() }
+                    })
                 let origin = Origin(
                     client: client, instance: settings.instance, delay: settings.delay, timeout: settings.timeout)
-                let instance = Instance(store: KeyedStore(cache: cache) { key in try await origin.fetch(key) })
+                let singleFlight = PostgresSingleFlight(
+                    cache: cache, lease: settings.lease, checkInterval: .milliseconds(5),
+                    events: { event in say("flight \(event)") }, origin: { key in try await origin.fetch(key) })
+                let store = KeyedStore(cache: cache, fetch: singleFlight.fetch)
+                group.addTask {
+                    await cache.listenForChanges(
+                        reloading: store,
+                        retry: PostgresCacheListenerRetry(
+                            baseDelay: .milliseconds(100), maxDelay: .seconds(1), jitter: .none))
+                }
+                var connections = listening.makeAsyncIterator()
+                _ = await connections.next()
+                let instance = Instance(store: store)
                 say("ready")
                 await instance.serve(InputLines.start())
                 say("bye")
@@ -50,8 +72,10 @@ enum InstanceLifecycle {
         configuration.options.connectTimeout = settings.timeout
         let (seconds, attoseconds) = settings.timeout.components
         let milliseconds = String(seconds * 1_000 + attoseconds / 1_000_000_000_000_000)
+        // The application name tells the tests which backends are this instance's (its listener's).
         configuration.options.additionalStartupParameters = [
             ("statement_timeout", milliseconds), ("lock_timeout", milliseconds),
+            ("application_name", settings.instance),
         ]
         return configuration
     }

@@ -1,10 +1,11 @@
 /// What one `postgres-cache-instance` process connects to and how it behaves, from its arguments:
 ///
 ///     postgres-cache-instance --host H --port P --user U --database D --cache NAME --instance NAME
-///                             [--delay-ms N] [--timeout-ms N]
+///                             [--delay-ms N] [--timeout-ms N] [--lease-ms N]
 ///
 /// `--delay-ms` is how long the origin takes after recording a call (0 by default); `--timeout-ms`
-/// bounds each cache operation, each origin statement and the connect (2000 by default).
+/// bounds each cache operation, each origin statement and the connect (2000 by default); `--lease-ms` is
+/// the lease of the instance's `PostgresSingleFlight` claims (10000 by default).
 struct InstanceSettings: Sendable {
     var host = ""
     var port = 0
@@ -18,11 +19,13 @@ struct InstanceSettings: Sendable {
     var delay = Duration.zero
     /// The longest wait for one database operation.
     var timeout = Duration.milliseconds(2_000)
+    /// The lease of a fetch claim.
+    var lease = Duration.milliseconds(10_000)
 
     /// How to call the process.
     static let usage =
         "usage: postgres-cache-instance --host H --port P --user U --database D --cache NAME --instance NAME"
-        + " [--delay-ms N] [--timeout-ms N]"
+        + " [--delay-ms N] [--timeout-ms N] [--lease-ms N]"
 
     /// Reads the settings from `arguments` (without the program's name).
     ///
@@ -49,6 +52,9 @@ struct InstanceSettings: Sendable {
             case "--timeout-ms":
                 guard let milliseconds = Int(value), milliseconds > 0 else { return nil }
                 settings.timeout = .milliseconds(milliseconds)
+            case "--lease-ms":
+                guard let milliseconds = Int(value), milliseconds > 0 else { return nil }
+                settings.lease = .milliseconds(milliseconds)
             default: return nil
             }
         }

@@ -28,18 +28,22 @@ final class InstanceFleet: Sendable {
     ///   - names: The instances' names.
     ///   - delay: How long each origin call takes.
     ///   - timeout: Each instance's bound on a database operation.
+    ///   - lease: Each instance's lease of its fetch claims.
+    ///   - delays: Origin delays of particular instances, by name, instead of `delay`.
     /// - Returns: The fleet.
     /// - Throws: Why the server or an instance did not start.
-    static func start(_ names: [String], delay: Duration = .zero, timeout: Duration = .seconds(2)) async throws
-        -> InstanceFleet
-    {
+    static func start(
+        _ names: [String], delay: Duration = .zero, timeout: Duration = .seconds(2), lease: Duration = .seconds(10),
+        delays: [String: Duration] = [:]
+    ) async throws -> InstanceFleet {
         let server = try TestPostgresServer()
         let cache = uniqueName()
         let instances = try await withThrowingTaskGroup(of: (Int, InstanceProcess).self) { group in
             for (index, name) in names.enumerated() {
                 group.addTask {
                     let instance = try await InstanceProcess.start(
-                        name, server: server, cache: cache, delay: delay, timeout: timeout)
+                        name, server: server, cache: cache, delay: delays[name] ?? delay, timeout: timeout,
+                        lease: lease)
                     return (index, instance)
                 }
             }

@@ -54,18 +54,19 @@ final class InstanceProcess: Sendable {
     ///   - cache: The cache name every instance of the test shares.
     ///   - delay: How long its origin takes per call.
     ///   - timeout: Its bound on each database operation and on connecting.
+    ///   - lease: The lease of its fetch claims.
     /// - Returns: The running instance.
     /// - Throws: ``InstanceFailure`` when the binary is missing, cannot start, or does not get ready.
     static func start(
         _ name: String, server: TestPostgresServer, cache: String, delay: Duration = .zero,
-        timeout: Duration = .seconds(2)
+        timeout: Duration = .seconds(2), lease: Duration = .seconds(10)
     ) async throws -> InstanceProcess {
         let instance = try InstanceProcess(
             name: name,
             arguments: [
                 "--host", "127.0.0.1", "--port", String(server.port), "--user", "storeflowable", "--database",
                 "postgres", "--cache", cache, "--instance", name, "--delay-ms", String(milliseconds(delay)),
-                "--timeout-ms", String(milliseconds(timeout)),
+                "--timeout-ms", String(milliseconds(timeout)), "--lease-ms", String(milliseconds(lease)),
             ])
         let first = try await instance.line { $0 == "ready" || $0.hasPrefix("failed") || $0.hasPrefix("usage") }
         guard first == "ready" else { throw instance.failure("did not start: \(first)") }

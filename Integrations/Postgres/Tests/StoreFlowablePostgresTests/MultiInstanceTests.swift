@@ -39,7 +39,7 @@ import Testing
     }
 
     @Test(.timeLimit(.minutes(2)))
-    func aReloadShowsASubscriberTheValueAnotherInstanceWrote() async throws {
+    func anUpdateThroughOneInstanceReachesAnotherInstancesSubscriber() async throws {
         let fleet = try await InstanceFleet.start(["A", "B"])
         let (a, b) = (fleet[0], fleet[1])
         // Lines that are no command are answered, and the instance goes on.
@@ -50,8 +50,7 @@ import Testing
         try a.send("subscribe k")
         #expect(try await a.line(startingWith: "state k completed ") == "k@A#1")
         #expect(try await b.ask("update k fromB", answers: ["updated k", "error k "]) == "updated k")
-        // Stands in for the change notification that will call reloadFromCache in A on its own.
-        #expect(try await a.ask("reload k", answers: ["reloaded k"]) == "reloaded k")
+        // B's write notified A, whose listener reloaded the key: no command to A.
         _ = try await a.line { $0 == "state k completed fromB" }
         #expect(try await fleet.originCalls(for: "k") == 1)
         #expect(try await a.ask("unsubscribe k", answers: ["unsubscribed k"]) == "unsubscribed k")
@@ -122,7 +121,77 @@ import Testing
         #expect(try await a.ask("get k", answers: ["got k ", "error k "]) == "got k before")
         #expect(try await fleet.originCalls(for: "down1") == 0)
         #expect(try await fleet.originCalls(for: "down2") == 0)
+        // The listeners reconnected too: a change through A reaches B's subscriber again.
+        _ = try await b.line { $0.hasPrefix("event listener disconnected") }
+        try b.send("subscribe k2")
+        #expect(try await b.line(startingWith: "state k2 completed ") == "after")
+        #expect(try await a.ask("update k2 changed", answers: ["updated k2", "error k2 "]) == "updated k2")
+        _ = try await b.line(timeout: .seconds(30)) { $0 == "state k2 completed changed" }
 
+        try await fleet.terminate()
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func aBurstOfMissesOnThreeInstanceProcessesCallsTheOriginOnce() async throws {
+        let fleet = try await InstanceFleet.start(["A", "B", "C"], delay: .milliseconds(300))
+        // 102 concurrent reads of one missing key, 34 in each process.
+        for index in 0..<3 { try fleet[index].send("gets hot 34") }
+        var values: Set<String> = []
+        for index in 0..<3 {
+            for _ in 0..<34 {
+                let answer = try await fleet[index].line { $0.hasPrefix("got hot ") || $0.hasPrefix("error hot ") }
+                values.insert(answer)
+            }
+        }
+        #expect(values.count == 1 && values.first?.hasPrefix("got hot hot@") == true, "\(values)")
+        #expect(try await fleet.originCalls(for: "hot") == 1)
+        try await fleet.terminate()
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func anInstanceKilledWhileHoldingAClaimDelaysTheKeyOnlyForItsLease() async throws {
+        let fleet = try await InstanceFleet.start(
+            ["A", "B"], lease: .seconds(2), delays: ["A": .seconds(3600), "B": .zero])
+        let (a, b) = (fleet[0], fleet[1])
+        try a.send("get k")
+        // Events name keys by their encoded bytes: a JSON string.
+        _ = try await a.line { $0 == #"flight claimed "k""# }
+        #expect(try await a.kill(SIGKILL) == 128 + SIGKILL)
+        // B waits for the dead holder's claim, takes it over once its lease ends, and fetches.
+        let clock = ContinuousClock()
+        let start = clock.now
+        #expect(try await b.ask("get k", answers: ["got k ", "error k "]) == "got k k@B#1")
+        #expect(clock.now - start < .seconds(10))
+        #expect(b.output.lines.contains(#"flight waiting for another instance's fetch of "k""#))
+        #expect(b.output.lines.contains(#"flight took over the expired claim on "k""#))
+        // B's call, and the dead holder's if its record committed before the kill.
+        #expect((1...2).contains(try await fleet.originCalls(for: "k")))
+        try await fleet.terminate()
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func aListenerKilledFromTheServerReconnectsAndReloadsItsSubscribers() async throws {
+        let fleet = try await InstanceFleet.start(["A", "B"])
+        let (a, b) = (fleet[0], fleet[1])
+        try b.send("subscribe k")
+        #expect(try await b.line(startingWith: "state k completed ") == "k@B#1")
+        let terminated = try await withClient(fleet.server) { client in
+            try await scalar(
+                client,
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'B' AND query LIKE 'LISTEN %'"
+            )
+        }
+        #expect(terminated == 1)
+        _ = try await b.line { $0.hasPrefix("event listener disconnected") }
+        // Written while B may not listen: B sees it either way, by the notification or by the reload of
+        // every tracked key that follows its reconnection.
+        #expect(try await a.ask("update k during-the-gap", answers: ["updated k", "error k "]) == "updated k")
+        _ = try await b.line { $0.hasPrefix("event listening on") || $0.hasPrefix("event listener connected") }
+        _ = try await b.line { $0 == "state k completed during-the-gap" }
+        #expect(try await fleet.originCalls(for: "k") == 1)
+        // And later writes are heard again.
+        #expect(try await a.ask("update k after", answers: ["updated k", "error k "]) == "updated k")
+        _ = try await b.line { $0 == "state k completed after" }
         try await fleet.terminate()
     }
 
