@@ -966,7 +966,8 @@ struct Issue10MachineSimTests {
                 return "finish I\(invalidation.index)\(fails ? " failing" : "")"
             // With reloads about, fewer revalidations (each starts or pins a flight), so that flights get to
             // the cache; without, no extra draw, so each seed walks as it always did.
-            case 15, 16 where !reloads || random.oneIn(4):
+            case 15, 16:
+                if reloads, !random.oneIn(4) { continue }
                 sim.revalidate()
                 return "revalidate"
             case 17 where sim.reloads.filter({ $0.stage != .finished }).count < 3:

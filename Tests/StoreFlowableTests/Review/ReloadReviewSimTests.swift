@@ -45,6 +45,30 @@ struct ReloadReviewSimTests {
         #expect(total.reloadsAnsweringWaiters > 0, "no reload answered waiters")
     }
 
+    /// The moment the random walks reach least often, as a scenario: a reload arrives while a fetched
+    /// value is being written, so it must mark it; whatever the mark does (applied, thrown, or nothing, for
+    /// a cache that keeps no mark), the value is never left as the key's fresh value: the subscriber and
+    /// the waiter get a new fetch's.
+    @Test(arguments: MachineTest.Sim.ReloadTask.Mark.allCases)
+    func aReloadBehindASaveNeverLeavesTheSavedValueFresh(mark: MachineTest.Sim.ReloadTask.Mark) {
+        var sim = MachineTest.Sim()
+        sim.cache = ("old", false)
+        let subscriber = sim.publish()
+        let waiter = sim.request(.refresh)
+        sim.completeFetch(0, with: .success("f0"))
+        let (reload, mayReadNow) = sim.beginReload()
+        #expect(!mayReadNow)
+        sim.completeSave(0)
+        sim.markReload(reload, mark)
+        sim.finishReload(reload)
+        #expect(sim.violations.isEmpty)
+        #expect(sim.machine.flight != nil, "no refetch after a reload behind a save (\(mark))")
+        sim.drain()
+        #expect(sim.violations.isEmpty)
+        #expect(sim.log.emissions[subscriber]?.last == .completed("f1"))
+        #expect(waiter.map { sim.log.resolutions[$0] } == .value("f0"), "the waiter got the save's outcome first")
+    }
+
     @Test func manySeedsWhenAsked() {
         let environment = ProcessInfo.processInfo.environment
         guard let count = environment["RELOAD_SIM_SEEDS"].flatMap({ UInt64($0) }) else { return }

@@ -680,7 +680,7 @@ extension MachineTest {
             let task = reloads[position]
             reloads[position].stage = .finished
             let read = task.read ?? cache
-            let isFresh = read.value != nil && read.isValid
+            let isFresh = read.value != nil && read.isValid && !task.mustMark
             let hadFlight = machine.flight != nil
             let hadWaiters = !waiterIDs.isEmpty
             let hadAudience = !subscriberIDs.isEmpty
