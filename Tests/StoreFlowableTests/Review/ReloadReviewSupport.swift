@@ -68,6 +68,8 @@ struct RRFixture: Sendable {
     let hooks: RRHookCache
     let origin: ScriptedOrigin<String>
     let stores: KeyedStore<RRHookCache>
+    /// The origin calls running per key, and the most that ever ran at once for one key.
+    let calls = LockedValue<(running: [String: Int], most: Int)>(([:], 0))
 
     /// - Parameters:
     ///   - cached: A fresh value cached for "key", or nothing.
@@ -82,7 +84,13 @@ struct RRFixture: Sendable {
         origin = ScriptedOrigin([], otherwise: { .success("fresh-\($0)") })
         let origin = origin
         let itself = LockedValue<KeyedStore<RRHookCache>?>(nil)
+        let calls = calls
         stores = KeyedStore(cache: hooks, manager: FlowableDataStateManager(observer: observer)) { key in
+            calls.withLock { calls in
+                calls.running[key, default: 0] += 1
+                calls.most = max(calls.most, calls.running[key, default: 0])
+            }
+            defer { calls.withLock { $0.running[key, default: 0] -= 1 } }
             if let onFetch, let stores = itself.withLock({ $0 }) { await onFetch(key, stores) }
             return try await origin.fetch()
         }
@@ -105,6 +113,9 @@ struct RRFixture: Sendable {
     func waitUntilIdle() async {
         await eventually { await manager.trackedKeyCount == 0 }
     }
+
+    /// The most origin calls that ever ran at once for one key.
+    var mostConcurrentCallsOfAKey: Int { calls.withLock { $0.most } }
 
     /// Waits until the write queue of "key" holds `count` writers behind the one writing.
     func waitForQueue(_ count: Int, key: String = "key") async {
