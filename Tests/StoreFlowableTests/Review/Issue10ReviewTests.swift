@@ -986,7 +986,9 @@ struct Issue10MachineSimTests {
                 sim.markReload(reload.index, mark)
                 return "mark R\(reload.index) \(mark)"
             case 19:
-                guard let reload = sim.reloads.first(where: { $0.stage == .reading && $0.read == nil }) else { continue }
+                guard let reload = sim.reloads.first(where: { $0.stage == .reading && $0.read == nil }) else {
+                    continue
+                }
                 sim.readReload(reload.index)
                 return "read R\(reload.index) \(sim.cache)"
             case 20, 21:

@@ -13,7 +13,10 @@ final class RRHookCache: KeyedCache {
     typealias Hook = @Sendable (_ key: String) async -> Void
 
     let base: TestKeyedCache<String, String>
-    private let hooks = LockedValue<(read: Hook?, set: Hook?, remove: Hook?, invalidate: Hook?)>((nil, nil, nil, nil))
+    private let read = LockedValue<Hook?>(nil)
+    private let set = LockedValue<Hook?>(nil)
+    private let remove = LockedValue<Hook?>(nil)
+    private let invalidate = LockedValue<Hook?>(nil)
 
     init(_ base: TestKeyedCache<String, String>) { self.base = base }
 
@@ -21,35 +24,41 @@ final class RRHookCache: KeyedCache {
     var clock: any CacheClock { base.clock }
 
     /// Runs `hook` inside the next `entry(forKey:)`, before the read.
-    func onNextRead(_ hook: Hook?) { hooks.withLock { $0.read = hook } }
+    func onNextRead(_ hook: Hook?) { read.withLock { $0 = hook } }
     /// Runs `hook` inside the next `setEntry(_:forKey:)`, before the write.
-    func onNextSet(_ hook: Hook?) { hooks.withLock { $0.set = hook } }
+    func onNextSet(_ hook: Hook?) { set.withLock { $0 = hook } }
     /// Runs `hook` inside the next `removeEntry(forKey:)`, before the removal.
-    func onNextRemove(_ hook: Hook?) { hooks.withLock { $0.remove = hook } }
+    func onNextRemove(_ hook: Hook?) { remove.withLock { $0 = hook } }
     /// Runs `hook` inside the next `invalidateEntry(forKey:)`, before the mark.
-    func onNextInvalidate(_ hook: Hook?) { hooks.withLock { $0.invalidate = hook } }
+    func onNextInvalidate(_ hook: Hook?) { invalidate.withLock { $0 = hook } }
+
+    /// Takes the hook out of `slot` (so that it runs once) and runs it, outside the lock.
+    private func runOnce(_ slot: LockedValue<Hook?>, _ key: String) async {
+        let hook = slot.withLock { hook in
+            let taken = hook
+            hook = nil
+            return taken
+        }
+        await hook?(key)
+    }
 
     func entry(forKey key: String) async throws -> CacheEntry<String>? {
-        if let hook = hooks.withLock({ state in defer { state.read = nil }; return state.read }) { await hook(key) }
+        await runOnce(read, key)
         return try await base.entry(forKey: key)
     }
 
     func setEntry(_ entry: CacheEntry<String>, forKey key: String) async throws {
-        if let hook = hooks.withLock({ state in defer { state.set = nil }; return state.set }) { await hook(key) }
+        await runOnce(set, key)
         try await base.setEntry(entry, forKey: key)
     }
 
     func removeEntry(forKey key: String) async throws {
-        if let hook = hooks.withLock({ state in defer { state.remove = nil }; return state.remove }) {
-            await hook(key)
-        }
+        await runOnce(remove, key)
         try await base.removeEntry(forKey: key)
     }
 
     func invalidateEntry(forKey key: String) async throws {
-        if let hook = hooks.withLock({ state in defer { state.invalidate = nil }; return state.invalidate }) {
-            await hook(key)
-        }
+        await runOnce(invalidate, key)
         try await base.invalidateEntry(forKey: key)
     }
 

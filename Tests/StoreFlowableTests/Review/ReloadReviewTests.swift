@@ -285,7 +285,12 @@ struct ReloadReviewReentrancyTests {
         // Only the origin call of `originCall` writes elsewhere and reloads, once.
         let once = LockedValue(inside == .originCall)
         let fixture = RRFixture(cached: inside == .originCall ? nil : "cached") { key, stores in
-            guard once.withLock({ state in defer { state = false }; return state }) else { return }
+            let first = once.withLock { state in
+                let wasFirst = state
+                state = false
+                return wasFirst
+            }
+            guard first else { return }
             stores.cache.base.insert("remote", forKey: key, storedAt: stores.cache.clock.now)
             await stores.reloadFromCache(forKey: key)
         }

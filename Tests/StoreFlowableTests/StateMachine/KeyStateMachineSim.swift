@@ -617,7 +617,9 @@ extension MachineTest {
                 case .flight?, .page?: true
                 case .update?, .invalidation?, .reload?, nil: false
                 }
-            if mustMark != writing { violations.append("\(event): must mark is \(mustMark) with \(String(describing: owner))") }
+            if mustMark != writing {
+                violations.append("\(event): must mark is \(mustMark) with \(String(describing: owner))")
+            }
             if mayReadNow != (owner == nil) { violations.append("\(event): may read now is \(mayReadNow)") }
             if action.startFlight != nil || action.emission != nil || action.resolution != nil
                 || action.grantWriter != nil
@@ -726,8 +728,8 @@ extension MachineTest {
             if task.mustMark, let flight = task.savingFlight, cacheWriter == .flight(flight), let value = read.value {
                 let shown = activeSubscribers.keys.filter { log.emissions[$0]?.last == .completed(value) }
                 if action.resolution != nil || !shown.isEmpty {
-                    violations.append(
-                        "\(event): F\(flight)'s value, fetched before the change, is fresh again (\(task.mark.map { "\($0)" } ?? "unmarked"))")
+                    let mark = task.mark.map { "\($0)" } ?? "unmarked"
+                    violations.append("\(event): F\(flight)'s value, fetched before the change, is fresh (\(mark))")
                 }
             }
         }
