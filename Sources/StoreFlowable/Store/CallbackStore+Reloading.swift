@@ -17,8 +17,8 @@ extension CallbackStore {
     }
 
     /// Takes the write turn, marks the cached value stale if a fetch wrote after the change, reads the
-    /// cache and hands what it found to the key's state machine. Does nothing for a key the manager does
-    /// not track.
+    /// cache and hands what it found to the key's state machine (a value read after a mark as stale).
+    /// Does nothing for a key the manager does not track.
     private func reload() async {
         let writer = OneShot<Bool>()
         guard let (id, mayReadNow, mustMark, effects) = await manager.beginReload(key, writer, Data.self) else {
@@ -45,11 +45,18 @@ extension CallbackStore {
                     store.report(.staleMarkFailed(error))
                 }
             }
-            guard let read = await store.readCache() else { return nil }
+            // The read holds the write turn, as an update's read does: a call it makes into this key (or
+            // into a key that waits for this one) that would wait for the turn is refused instead.
+            guard let read = await CallbackScope.run(store.node, .write, { await store.readCache() }) else {
+                return nil
+            }
             let usableUntil = read.storedAt.flatMap { storedAt in
                 store.contentExpiry?.usableUntil(ofValueStoredAt: storedAt)
             }
-            return (read.value, read.freshness == .fresh, usableUntil)
+            // After a mark, what the read finds is never fresh, whatever the mark did: a cache that keeps
+            // no mark (the default `invalidateCache()`, a paged store) or a mark that threw leaves the
+            // value looking fresh, and it may be older than the change.
+            return (read.value, !mustMark && read.freshness == .fresh, usableUntil)
         }.value
         await manager.finishReload(
             key, reload: id, cached: read?.value, isFresh: read?.isFresh ?? false, usableUntil: read?.usableUntil

@@ -121,11 +121,16 @@ public protocol StoreFlowable<Data>: Sendable {
     ///   the change: it is dropped, never written, and its callers get the reloaded value or a new
     ///   fetch's. A fetch already writing when the call arrives writes first; since its value may be
     ///   older than the change, the reload then marks it stale (as ``invalidate()`` does) before
-    ///   reading, so the key is never left fresh with it.
+    ///   reading, and takes what it reads then as stale whatever the mark did (a cache that keeps no
+    ///   mark, as the default ``StoreFlowableCallback/invalidateCache()`` and paged stores, or a mark
+    ///   that threw): the subscribers and waiting callers are refetched, so the key is never left fresh
+    ///   with it.
     ///
-    /// Cancelling the caller does not stop the reload. From inside the key's own cache write, where the
-    /// write turn cannot be granted before the callback returns, the reload runs in a task of its own
-    /// and the call returns at once.
+    /// Cancelling the caller does not stop the reload. Its cache read holds the key's write turn, like
+    /// an update's read: a call the read makes into the store that would wait for that turn is refused
+    /// or deferred as from inside a cache write. From inside the key's own cache write (the reload's
+    /// read included), where the write turn cannot be granted before the callback returns, the reload
+    /// runs in a task of its own and the call returns at once.
     func reloadFromCache() async
 
     /// Deletes the cached value and forgets the key's error; subscribers stay attached.

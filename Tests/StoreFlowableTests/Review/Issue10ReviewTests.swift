@@ -881,12 +881,14 @@ struct Issue10MachineSimTests {
     }
 
     /// Walks `steps` random events from `seed`, recording every broken invariant; returns the coverage.
-    static func walk(seed: UInt64, steps: Int) -> Sim.Coverage {
+    /// With `reloads`, the events include reloads from the cache (see `ReloadReviewSimTests`); without,
+    /// the walk of each seed is the one it always was.
+    static func walk(seed: UInt64, steps: Int, reloads: Bool = false) -> Sim.Coverage {
         var random = MachineTest.Random(seed: seed)
         var sim = Sim()
         var trace: [String] = []
         for step in 0..<steps {
-            trace.append(randomEvent(&sim, &random))
+            trace.append(randomEvent(&sim, &random, reloads: reloads))
             if !sim.violations.isEmpty {
                 Issue.record("seed \(seed), step \(step): \(sim.violations)\nlast events: \(trace.suffix(30))")
                 return sim.coverage
@@ -900,9 +902,9 @@ struct Issue10MachineSimTests {
     }
 
     /// Applies one random store event that is possible in the current state, and names it.
-    private static func randomEvent(_ sim: inout Sim, _ random: inout MachineTest.Random) -> String {
+    private static func randomEvent(_ sim: inout Sim, _ random: inout MachineTest.Random, reloads: Bool) -> String {
         while true {
-            switch random.below(17) {
+            switch random.below(reloads ? 24 : 17) {
             case 0 where sim.subscriberIDs.count < 4:
                 return "attach \(sim.attach())"
             case 1:
@@ -962,9 +964,50 @@ struct Issue10MachineSimTests {
                 let fails = random.oneIn(5)
                 sim.finishInvalidation(invalidation.index, failing: fails)
                 return "finish I\(invalidation.index)\(fails ? " failing" : "")"
+            // With reloads about, fewer revalidations (each starts or pins a flight), so that flights get to
+            // the cache; without, no extra draw, so each seed walks as it always did.
             case 15, 16:
+                if reloads, !random.oneIn(4) { continue }
                 sim.revalidate()
                 return "revalidate"
+            case 17 where sim.reloads.filter({ $0.stage != .finished }).count < 3:
+                // Usually, the change that the notification reports: another process wrote a fresh value.
+                let changed = random.oneIn(2)
+                if changed { sim.cache = ("remote\(random.below(100))", true) }
+                return "\(changed ? "cache := \(sim.cache), " : "")beginReload -> R\(sim.beginReload().index)"
+            case 18:
+                guard let reload = sim.reloads.first(where: { $0.stage == .marking }) else {
+                    // A reload arriving while a flight writes is the rarest moment: make it likelier.
+                    let saving = sim.flights.contains { if case .saving = $0.stage { true } else { false } }
+                    guard saving, sim.reloads.filter({ $0.stage != .finished }).count < 3 else { continue }
+                    return "beginReload behind a save -> R\(sim.beginReload().index)"
+                }
+                let mark = Sim.ReloadTask.Mark.allCases[random.below(Sim.ReloadTask.Mark.allCases.count)]
+                sim.markReload(reload.index, mark)
+                return "mark R\(reload.index) \(mark)"
+            case 19:
+                guard let reload = sim.reloads.first(where: { $0.stage == .reading && $0.read == nil }) else {
+                    continue
+                }
+                sim.readReload(reload.index)
+                return "read R\(reload.index) \(sim.cache)"
+            case 20, 21:
+                guard let reload = sim.reloads.first(where: { $0.stage == .reading }) else { continue }
+                sim.finishReload(reload.index)
+                return "finish R\(reload.index)"
+            case 22, 23:
+                // Live fetches return more often with reloads about, so that flights reach the cache (and
+                // reloads find them writing) as often as they are dropped.
+                guard let flight = sim.flights.first(where: { $0.stage == .fetching && !$0.cancelled }) else {
+                    continue
+                }
+                sim.completeFetch(flight.index, with: .success("f\(flight.index)"))
+                // A change reported while the fetched value is being written: the rarest moment of a reload.
+                let saving = sim.flights.contains { $0.index == flight.index && $0.stage.kind == .saving }
+                guard saving, random.oneIn(2), sim.reloads.filter({ $0.stage != .finished }).count < 3 else {
+                    return "fetch F\(flight.index)"
+                }
+                return "fetch F\(flight.index), beginReload behind its save -> R\(sim.beginReload().index)"
             default:
                 continue
             }

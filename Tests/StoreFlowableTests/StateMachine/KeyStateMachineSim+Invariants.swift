@@ -29,7 +29,7 @@ extension MachineTest.Sim {
         let expectedIdle =
             subscriberIDs.isEmpty && waiterIDs.isEmpty && machine.lastError == nil
             && flights.allSatisfy { $0.stage == .finished } && updates.allSatisfy { $0.stage == .finished }
-            && invalidations.allSatisfy { $0.stage == .finished }
+            && invalidations.allSatisfy { $0.stage == .finished } && reloads.allSatisfy { $0.stage == .finished }
         if machine.isIdle != expectedIdle { problems.append("isIdle is \(machine.isIdle), expected \(expectedIdle)") }
         if Set(machine.waiters.keys) != Set(waiterIDs.values) {
             problems.append("machine waiters \(machine.waiters.keys.sorted()) != waiting \(waiterIDs.values.sorted())")
@@ -43,6 +43,7 @@ extension MachineTest.Sim {
         }
         problems += flightProblems()
         problems += writeProblems()
+        problems += reloadProblems()
         return problems
     }
 
@@ -83,10 +84,10 @@ extension MachineTest.Sim {
         let savingFlights = flights.filter { if case .saving = $0.stage { true } else { false } }
         let writingUpdates = updates.filter { $0.stage == .writing }
         let marking = invalidations.filter { $0.stage == .marking }
-        if savingFlights.count + writingUpdates.count + marking.count > 1 {
-            problems.append(
-                "\(savingFlights.count + writingUpdates.count + marking.count) tasks write the cache at once")
-        }
+        // A reload holds the turn while it marks and while it reads: nothing writes under its read.
+        let reloading = reloads.filter(\.holdsTheTurn)
+        let writers = savingFlights.count + writingUpdates.count + marking.count + reloading.count
+        if writers > 1 { problems.append("\(writers) tasks hold the write turn at once") }
         switch machine.writeOwner {
         case .flight(let id)?:
             if savingFlights.first?.id != id { problems.append("the write owner, flight \(id), is not saving") }
@@ -97,9 +98,9 @@ extension MachineTest.Sim {
         case .invalidation(let id)?:
             if marking.first?.id != id { problems.append("the write owner, invalidation \(id), is not marking") }
         case .reload(let id)?:
-            problems.append("reload \(id) holds the write turn, but this simulation never reloads")
+            if reloading.first?.id != id { problems.append("the write owner, reload \(id), is not reloading") }
         case nil:
-            if !savingFlights.isEmpty || !writingUpdates.isEmpty || !marking.isEmpty {
+            if writers > 0 {
                 problems.append("a task writes without the turn")
             }
         }
@@ -120,7 +121,9 @@ extension MachineTest.Sim {
             case .page(_, let id):
                 problems.append("page \(id) is queued, but this simulation never pages")
             case .reload(let id):
-                problems.append("reload \(id) is queued, but this simulation never reloads")
+                if !reloads.contains(where: { $0.id == id && $0.writer == entry.writer && $0.stage == .waiting }) {
+                    problems.append("queued reload \(id) is not a waiting reload")
+                }
             case .invalidation(let id):
                 if !invalidations.contains(where: { $0.id == id && $0.writer == entry.writer && $0.stage == .waiting })
                 {
@@ -134,7 +137,24 @@ extension MachineTest.Sim {
             flights.filter { if case .awaitingTurn = $0.stage { true } else { false } }.map(\.writer)
             + updates.filter { $0.stage == .waiting }.map(\.writer)
             + invalidations.filter { $0.stage == .waiting }.map(\.writer)
+            + reloads.filter { $0.stage == .waiting }.map(\.writer)
         if Set(waiting) != Set(queued) { problems.append("waiting writers \(waiting) != queued writers \(queued)") }
+        return problems
+    }
+
+    /// Reloads: the value of a flight that was writing when a reload began is never valid in the cache
+    /// once the reload marked it (until something else writes); a reload is queued only while the turn is
+    /// held, and only a reload that must mark ever marks.
+    private func reloadProblems() -> [String] {
+        var problems: [String] = []
+        if cache.isValid, case .flight(let index) = cacheWriter {
+            for reload in reloads where reload.savingFlight == index && reload.mark == .applied {
+                problems.append("the cache holds F\(index)'s value as valid after R\(reload.index) marked it")
+            }
+        }
+        for reload in reloads where reload.mark != nil && !reload.mustMark {
+            problems.append("R\(reload.index) marked, though it did not have to")
+        }
         return problems
     }
 }

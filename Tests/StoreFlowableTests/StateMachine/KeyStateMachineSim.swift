@@ -86,6 +86,54 @@ extension MachineTest {
             var markFailed = false
         }
 
+        /// A `reloadFromCache()` call in progress: it waits for the write turn, marks the cached value stale
+        /// when the machine says so (a flight was writing as it began), reads the cache, then reports what
+        /// it read.
+        struct ReloadTask {
+            enum Stage: Equatable {
+                case waiting
+                case marking
+                case reading
+                case finished
+            }
+
+            /// How the mark went: applied, thrown, or a no-op (a callback whose cache keeps no mark, as
+            /// the default `invalidateCache()` and the paging adapter).
+            enum Mark: CaseIterable, Sendable {
+                case applied
+                case failed
+                case noMark
+            }
+
+            let index: Int
+            let id: Machine.ID
+            let writer: Int
+            /// When the reload began, on the simulation's clock.
+            let begunAt: Int
+            /// The machine said the reload must mark the cached value stale before reading.
+            let mustMark: Bool
+            /// The flight that was writing its value when the reload began, if any.
+            let savingFlight: Int?
+            var stage: Stage
+            /// How the mark went, once made.
+            var mark: Mark?
+            /// What the reload's read found, once made (its report may come later).
+            var read: (value: String?, isValid: Bool)?
+
+            /// Whether the reload holds the write turn now.
+            var holdsTheTurn: Bool { stage == .marking || stage == .reading }
+        }
+
+        /// Who wrote what the simulated cache holds.
+        enum CacheWriter: Equatable {
+            /// Something outside the manager (another process), or the setup.
+            case external
+            /// The flight with this index.
+            case flight(Int)
+            /// The update with this index.
+            case update(Int)
+        }
+
         /// What a subscriber's `initialRead` should send, by the rules of the machine.
         enum FirstState: Equatable, CustomStringConvertible {
             /// Nothing: a write is in progress (its outcome comes later), or there is nothing to show.
@@ -131,13 +179,32 @@ extension MachineTest {
             var revalidationsPinningAFlight = 0
             /// Pinned flights that outlived their last waiter or subscriber leaving.
             var pinnedFlightsKeptAlive = 0
+            /// Reloads that dropped a flight that had not reached the cache.
+            var reloadsDroppingFlights = 0
+            /// Reloads that had to wait for the write turn.
+            var queuedReloads = 0
+            /// Reloads that found a flight writing (they mark its value stale once it is written).
+            var reloadsBehindASave = 0
+            /// Reloads whose fresh read answered the waiting callers.
+            var reloadsAnsweringWaiters = 0
+            /// Reloads whose read started a fetch for subscribers or waiters.
+            var reloadsStartingAFetch = 0
+            /// Reloads that found a flight started while they held the turn.
+            var reloadsOvertakenByAFlight = 0
         }
 
         private(set) var machine = Machine()
         /// The rarer transitions this simulation went through.
         private(set) var coverage = Coverage()
-        /// What the simulated cache holds, and whether `needRefresh` would call it valid.
-        var cache: (value: String?, isValid: Bool) = (nil, false)
+        /// What the simulated cache holds, and whether `needRefresh` would call it valid. Setting it from
+        /// outside (a new value, or a value made valid) is a change made outside the manager.
+        var cache: (value: String?, isValid: Bool) = (nil, false) {
+            didSet {
+                if cache.value != oldValue.value || (cache.isValid && !oldValue.isValid) { cacheWriter = .external }
+            }
+        }
+        /// Who wrote what ``cache`` holds.
+        private(set) var cacheWriter = CacheWriter.external
         /// The effects recorded since the scenario began.
         private(set) var log = Log()
         /// Broken invariants, each prefixed by the event after which it was found.
@@ -154,6 +221,7 @@ extension MachineTest {
         private(set) var flights: [FlightTask] = []
         private(set) var updates: [UpdateTask] = []
         private(set) var invalidations: [InvalidationTask] = []
+        private(set) var reloads: [ReloadTask] = []
 
         private var seenIDs: Set<Machine.ID> = []
         /// Counts the ids handed out, to order flights and updates.
@@ -170,6 +238,7 @@ extension MachineTest {
         private var nextFlight = 0
         private var nextUpdate = 0
         private var nextInvalidation = 0
+        private var nextReload = 0
 
         /// The machine's status, rendered.
         var status: Status { Status(machine.status) }
@@ -195,6 +264,7 @@ extension MachineTest {
             nextFlight = max(nextFlight, 1)
             nextUpdate = max(nextUpdate, 1)
             nextInvalidation = max(nextInvalidation, 1)
+            nextReload = max(nextReload, 1)
         }
 
         /// The label of the flight `id`, as the log names it.
@@ -377,7 +447,10 @@ extension MachineTest {
             }
             updates[position].stage = .finished
             let task = updates[position]
-            if !failing { cache = (task.value, task.value != nil) }
+            if !failing {
+                cache = (task.value, task.value != nil)
+                cacheWriter = .update(index)
+            }
             if !failing, task.value != nil {
                 // Flights that have not started saving must never write after this update.
                 for flight in flights.indices
@@ -518,6 +591,149 @@ extension MachineTest {
             }
         }
 
+        // MARK: Reloads
+
+        /// `reloadFromCache()` begins on a tracked key: returns the reload's index and whether it may read at
+        /// once. Checks that every flight not yet writing is dropped (cancelled, its queued write rejected,
+        /// a pending one forgotten), that nothing starts, is told or is answered, and that the reload must
+        /// mark exactly when a flight is writing.
+        mutating func beginReload() -> (index: Int, mayReadNow: Bool) {
+            let index = nextReload
+            nextReload += 1
+            let writer = makeWriter("R\(index)")
+            let before = machine.flight
+            let owner = machine.writeOwner
+            let saving = flights.first { if case .saving = $0.stage { true } else { false } }
+            let (id, mayReadNow, mustMark, action) = machine.beginReload(writer)
+            let begunAt = noteNewID(id, "beginReload")
+            reloads.append(
+                ReloadTask(
+                    index: index, id: id, writer: writer, begunAt: begunAt, mustMark: mustMark,
+                    savingFlight: saving?.index, stage: mayReadNow ? .reading : .waiting))
+            if !mayReadNow { coverage.queuedReloads += 1 }
+            let event = "beginReload R\(index)"
+            let writing: Bool =
+                switch owner {
+                case .flight?, .page?: true
+                case .update?, .invalidation?, .reload?, nil: false
+                }
+            if mustMark != writing {
+                violations.append("\(event): must mark is \(mustMark) with \(String(describing: owner))")
+            }
+            if mayReadNow != (owner == nil) { violations.append("\(event): may read now is \(mayReadNow)") }
+            if action.startFlight != nil || action.emission != nil || action.resolution != nil
+                || action.grantWriter != nil
+            {
+                violations.append("\(event): started, told, answered or granted something")
+            }
+            apply(action, event)
+            if let before {
+                if before.phase == .saving {
+                    coverage.reloadsBehindASave += 1
+                    if machine.flight?.id != before.id { violations.append("\(event): dropped a flight that saves") }
+                } else {
+                    coverage.reloadsDroppingFlights += 1
+                    if machine.flight != nil {
+                        violations.append("\(event): \(label(ofFlight: before.id)), \(before.phase), survived")
+                    }
+                }
+            }
+            return (index, mayReadNow)
+        }
+
+        /// Reload `index` marks the cached value stale (it must: a flight was writing as it began); `mark`
+        /// says whether the mark was applied, threw, or does nothing (a cache that keeps no mark).
+        mutating func markReload(_ index: Int, _ mark: ReloadTask.Mark) {
+            guard let position = reloads.firstIndex(where: { $0.index == index }), reloads[position].stage == .marking
+            else {
+                violations.append("markReload R\(index): the reload is not marking")
+                return
+            }
+            reloads[position].mark = mark
+            reloads[position].stage = .reading
+            if mark == .applied, cache.value != nil { cache.isValid = false }
+            check("markReload R\(index) \(mark)")
+        }
+
+        /// Reload `index` reads the cache; it reports the read later, when the cache may have changed again.
+        mutating func readReload(_ index: Int) {
+            guard let position = reloads.firstIndex(where: { $0.index == index && $0.stage == .reading }) else {
+                violations.append("readReload R\(index): the reload is not reading")
+                return
+            }
+            reloads[position].read = cache
+        }
+
+        /// Reload `index` reports its read (reading the cache now if it has not yet). The read counts as
+        /// fresh, as the store passes it, only when it found a valid value and the reload did not have to
+        /// mark: a value written by a flight that began before the change is never taken as fresh, even
+        /// when the cache could not mark it.
+        ///
+        /// Checks that a fresh read answers every waiter with its value and clears the error unless a flight
+        /// started meanwhile (and then answers nobody), that any other read leaves nobody watching or
+        /// waiting without a fetch, that the content is what was read, and that every subscriber with a
+        /// first state is told the key's state once.
+        mutating func finishReload(_ index: Int) {
+            guard let position = reloads.firstIndex(where: { $0.index == index }), reloads[position].stage == .reading
+            else {
+                violations.append("finishReload R\(index): the reload does not hold the write turn")
+                return
+            }
+            let task = reloads[position]
+            reloads[position].stage = .finished
+            let read = task.read ?? cache
+            let isFresh = read.value != nil && read.isValid && !task.mustMark
+            let hadFlight = machine.flight != nil
+            let hadWaiters = !waiterIDs.isEmpty
+            let hadAudience = !subscriberIDs.isEmpty
+            let emittedBefore = activeSubscribers.keys.map { ($0, log.emissions[$0]?.count ?? 0) }
+            let action = machine.finishReload(task.id, cached: read.value, isFresh: isFresh)
+            let event = "finishReload R\(index)"
+            if let (waiters, outcome) = action.resolution {
+                if !isFresh || hadFlight {
+                    violations.append("\(event): answered \(waiters.values.sorted()) with \(Resolution(outcome))")
+                } else if let value = read.value, Resolution(outcome) != .value(value) {
+                    violations.append("\(event): answered the waiters with \(Resolution(outcome)), not \(value)")
+                }
+            }
+            apply(action, event)
+            if hadFlight { coverage.reloadsOvertakenByAFlight += 1 }
+            if isFresh {
+                if machine.lastError != nil { violations.append("\(event): the error outlived a fresh read") }
+                if !hadFlight, hadWaiters {
+                    coverage.reloadsAnsweringWaiters += 1
+                    if !waiterIDs.isEmpty { violations.append("\(event): waiters outlived a fresh read") }
+                }
+                if (machine.flight != nil) != hadFlight { violations.append("\(event): a fresh read moved the flight") }
+            } else {
+                if hadAudience || hadWaiters, machine.flight == nil {
+                    violations.append("\(event): subscribers or waiters are left without a fetch")
+                }
+                if !hadFlight, machine.flight != nil { coverage.reloadsStartingAFetch += 1 }
+            }
+            if !subscriberIDs.isEmpty, machine.content != read.value {
+                violations.append("\(event): content \(String(describing: machine.content)) after reading \(read)")
+            }
+            let current = Self.currentState(of: machine)
+            for (subscriber, count) in emittedBefore {
+                let emitted = log.emissions[subscriber] ?? []
+                if emitted.count != count + 1 || emitted.last != current {
+                    let state = current.map { "\($0)" } ?? "nothing"
+                    violations.append("\(event): \(subscriber) got \(emitted.dropFirst(count)), not once \(state)")
+                }
+            }
+            if machine.isWriteOwner(.reload(task.id)) { violations.append("\(event): the reload kept the turn") }
+            // The promise of a reload behind a save: the value that save wrote, fetched before the change,
+            // is never left as the key's fresh value (served to the waiters or shown as completed).
+            if task.mustMark, let flight = task.savingFlight, cacheWriter == .flight(flight), let value = read.value {
+                let shown = activeSubscribers.keys.filter { log.emissions[$0]?.last == .completed(value) }
+                if action.resolution != nil || !shown.isEmpty {
+                    let mark = task.mark.map { "\($0)" } ?? "unmarked"
+                    violations.append("\(event): F\(flight)'s value, fetched before the change, is fresh (\(mark))")
+                }
+            }
+        }
+
         /// The task of flight `index` reports how its origin call ended: `flightReturned` with the value, or
         /// `flightFailed` with the error. A cancelled flight reports too (a flight cancelled before its task
         /// started reports `flightFailed` with a cancellation, without calling the origin); that report
@@ -602,6 +818,7 @@ extension MachineTest {
                 apply(machine.flightSaveFailed(id, error: Failure.save), "flightSaveFailed F\(index)")
             } else {
                 cache = (value, true)
+                cacheWriter = .flight(index)
                 apply(machine.flightSaved(id, data: value), "flightSaved F\(index)")
             }
         }
@@ -622,6 +839,10 @@ extension MachineTest {
                     finishUpdate(update.index, failing: failingUpdates.contains(update.index))
                 } else if let invalidation = invalidations.first(where: { $0.stage == .marking }) {
                     finishInvalidation(invalidation.index)
+                } else if let reload = reloads.first(where: { $0.stage == .marking }) {
+                    markReload(reload.index, .applied)
+                } else if let reload = reloads.first(where: { $0.stage == .reading }) {
+                    finishReload(reload.index)
                 } else if let flight = flights.first(where: { if case .saving = $0.stage { true } else { false } }) {
                     completeSave(flight.index, failing: outcome == .saveFailure)
                 } else if let flight = flights.first(where: { $0.stage == .fetching }) {
@@ -639,6 +860,9 @@ extension MachineTest {
             }
             for invalidation in invalidations where invalidation.stage != .finished {
                 violations.append("drain: I\(invalidation.index) is stuck in \(invalidation.stage)")
+            }
+            for reload in reloads where reload.stage != .finished {
+                violations.append("drain: R\(reload.index) is stuck in \(reload.stage)")
             }
         }
 
@@ -671,6 +895,10 @@ extension MachineTest {
             }
             for update in flight.outrunBy {
                 violations.append("\(event): F\(flight.index) writes after U\(update), which finished before it saved")
+            }
+            // A reload supersedes every flight not yet writing when it begins: such a flight never writes.
+            for reload in reloads where reload.begunAt > flight.createdAt {
+                violations.append("\(event): F\(flight.index) writes after R\(reload.index), which began after it")
             }
         }
 
@@ -773,6 +1001,8 @@ extension MachineTest {
                 updates[position].stage = .writing
             } else if let position = invalidations.firstIndex(where: { $0.writer == writer && $0.stage == .waiting }) {
                 invalidations[position].stage = .marking
+            } else if let position = reloads.firstIndex(where: { $0.writer == writer && $0.stage == .waiting }) {
+                reloads[position].stage = reloads[position].mustMark ? .marking : .reading
             } else {
                 violations.append("\(event): granted \(label(ofWriter: writer)), which does not wait for a turn")
                 return
