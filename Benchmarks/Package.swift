@@ -15,6 +15,8 @@ let package = Package(
         .package(name: "StoreFlowable", path: ".."),
         .package(name: "StoreFlowableSQLite", path: "../Integrations/SQLite"),
         .package(url: "https://github.com/vapor/sqlite-nio", from: "1.13.0"),
+        .package(name: "StoreFlowablePostgres", path: "../Integrations/Postgres"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.0", traits: ["MallocInterposer"]),
     ],
     targets: [
@@ -25,6 +27,10 @@ let package = Package(
                 .product(name: "StoreFlowableFoundation", package: "StoreFlowable"),
                 .product(name: "StoreFlowableSQLite", package: "StoreFlowableSQLite"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                .product(name: "StoreFlowablePostgres", package: "StoreFlowablePostgres"),
+                // Starts the throwaway PostgreSQL server the PostgresCache benchmarks run against.
+                .product(name: "StoreFlowablePostgresTestServer", package: "StoreFlowablePostgres"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "Benchmarks/StoreFlowableBenchmarks",

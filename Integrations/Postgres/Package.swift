@@ -18,7 +18,9 @@ let package = Package(
         .macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9),
     ],
     products: [
-        .library(name: "StoreFlowablePostgres", targets: ["StoreFlowablePostgres"])
+        .library(name: "StoreFlowablePostgres", targets: ["StoreFlowablePostgres"]),
+        // A throwaway PostgreSQL server (initdb and pg_ctl) for the tests and the benchmarks (Benchmarks/).
+        .library(name: "StoreFlowablePostgresTestServer", targets: ["StoreFlowablePostgresTestServer"]),
     ],
     dependencies: [
         .package(name: "StoreFlowable", path: "../.."),
@@ -55,6 +57,14 @@ let package = Package(
                 .product(name: "StoreFlowableFoundation", package: "StoreFlowable"),
                 .product(name: "StoreFlowableTesting", package: "StoreFlowable"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                "StoreFlowablePostgresTestServer",
+            ],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "StoreFlowablePostgresTestServer",
+            dependencies: [
+                .product(name: "PostgresNIO", package: "postgres-nio")
             ],
             swiftSettings: strictSettings
         ),

@@ -17,8 +17,8 @@ import StoreFlowableSQLite
 
 // MARK: SQLiteCache
 
-/// A cached record of about 1 KB once encoded as JSON.
-private struct SQLRecord: Codable, Sendable {
+/// A cached record of about 1 KB once encoded as JSON (the PostgresCache pair uses it too).
+struct SQLRecord: Codable, Sendable {
     var id: Int
     var name: String
     var bio: String

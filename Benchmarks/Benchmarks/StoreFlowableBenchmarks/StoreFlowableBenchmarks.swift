@@ -54,6 +54,7 @@ let benchmarks: @Sendable () -> Void = {
     keyedStoreBenchmarks()
     diskCacheBenchmarks()
     sqliteCacheBenchmarks()
+    postgresCacheBenchmarks()
     loaderBenchmarks()
     loadingStateBenchmarks()
     batchBenchmarks()

@@ -1,6 +1,11 @@
 import PostgresNIO
 import StoreFlowable
 import StoreFlowablePostgres
+import StoreFlowablePostgresTestServer
+
+/// The throwaway server of the `StoreFlowablePostgresTestServer` target (the benchmarks use it too), by
+/// the name every test file uses without importing that module.
+typealias TestPostgresServer = StoreFlowablePostgresTestServer.TestPostgresServer
 
 /// The shared server, started on first use.
 ///

@@ -1,5 +1,5 @@
 import Foundation
-import PostgresNIO
+public import PostgresNIO
 
 #if canImport(Glibc)
     import Glibc
@@ -7,7 +7,8 @@ import PostgresNIO
     import Darwin
 #endif
 
-/// A real PostgreSQL server for the tests, in a fresh temporary folder, on a free loopback port.
+/// A real PostgreSQL server for the tests and the benchmarks, in a fresh temporary folder, on a free
+/// loopback port.
 ///
 /// `initdb` makes a cluster with trust authentication for the user `storeflowable`, and `pg_ctl` starts
 /// `postgres` on `127.0.0.1` with its socket in the folder. The binaries are found on `PATH` or under
@@ -15,23 +16,23 @@ import PostgresNIO
 /// command runs as the `postgres` user (`runuser`), which owns the folder.
 ///
 /// The server is stopped (`pg_ctl stop -m immediate`) and its folder deleted by a watchdog process
-/// started with it, in a session of its own, once the test process is gone: when the tests end, and
-/// also when they crash or are killed. ``shared`` is started once per test process; a test that stops
-/// its server makes one of its own with ``init()``.
-final class TestPostgresServer: Sendable {
+/// started with it, in a session of its own, once the process that made it is gone: when it ends, and
+/// also when it crashes or is killed. ``shared`` is started once per process; a test that stops its
+/// server makes one of its own with ``init()``.
+public final class TestPostgresServer: Sendable {
     /// Why the server could not be set up.
-    struct SetupError: Error, CustomStringConvertible {
+    public struct SetupError: Error, CustomStringConvertible {
         /// What went wrong, with the command's output.
-        var description: String
+        public var description: String
     }
 
-    /// The server every test shares, started by the first test that asks for it.
-    static let shared = Result { () throws(SetupError) in try TestPostgresServer() }
+    /// The server every test (or benchmark) of a process shares, started by the first that asks for it.
+    public static let shared = Result { () throws(SetupError) in try TestPostgresServer() }
 
     /// The folder holding the cluster (`data`), the socket and the log.
-    let folder: String
+    public let folder: String
     /// The TCP port on 127.0.0.1.
-    let port: Int
+    public let port: Int
     /// The folder of `initdb`, `pg_ctl` and `postgres`.
     private let binaries: String
     /// The user the commands run as, when the tests run as root.
@@ -40,7 +41,7 @@ final class TestPostgresServer: Sendable {
     /// Makes a cluster in a new temporary folder and starts a server on a free port.
     ///
     /// - Throws: ``SetupError`` when the binaries are missing or a command fails.
-    init() throws(SetupError) {
+    public init() throws(SetupError) {
         binaries = try Self.findBinaries()
         runAs = getuid() == 0 ? "postgres" : nil
         var template = Array("/tmp/storeflowable-pg-XXXXXX".utf8CString)
@@ -66,7 +67,7 @@ final class TestPostgresServer: Sendable {
     /// Starts the server (again) on ``port``, waiting until it accepts connections.
     ///
     /// - Throws: ``SetupError`` with the server's log when it does not start.
-    func start() throws(SetupError) {
+    public func start() throws(SetupError) {
         let options =
             // No fsync: a stopped server keeps what it committed (the system keeps the files), which is
             // all the tests need. Commits stay synchronous: a server stopped at once must not lose them.
@@ -85,16 +86,19 @@ final class TestPostgresServer: Sendable {
     /// Stops the server at once (`pg_ctl stop -m immediate`): connections are cut, nothing is flushed.
     ///
     /// - Throws: ``SetupError`` when `pg_ctl` fails.
-    func stop() throws(SetupError) {
+    public func stop() throws(SetupError) {
         try run("pg_ctl", ["-D", "\(folder)/data", "-m", "immediate", "-w", "stop"])
     }
 
     /// A client configuration for the database `postgres` as `storeflowable`, without TLS, that gives
     /// up connecting after `connectTimeout`.
     ///
-    /// - Parameter connectTimeout: The connect timeout.
+    /// - Parameters:
+    ///   - connectTimeout: The connect timeout.
+    ///   - statementTimeout: When set, the server's `statement_timeout` and `lock_timeout` for the
+    ///     client's connections.
     /// - Returns: The configuration.
-    func configuration(connectTimeout: Duration = .seconds(3), statementTimeout: Duration? = nil)
+    public func configuration(connectTimeout: Duration = .seconds(3), statementTimeout: Duration? = nil)
         -> PostgresClient.Configuration
     {
         var configuration = PostgresClient.Configuration(
