@@ -9,16 +9,9 @@ struct KeyStateMachineReloadTests {
     typealias Machine = MachineTest.Machine
 
     /// A machine with one subscriber whose first read found `content` valid.
-    func subscribed(content: String = "v") -> Machine {
-        var machine = Machine()
-        let (id, version) = machine.subscribe(MachineTest.s1)
-        _ = machine.initialRead(subscriber: id, version: version, cached: content, isValid: true, forceRefresh: false)
-        return machine
-    }
+    func subscribed(content: String = "v") -> Machine { MachineTest.subscribed(content: content) }
 
-    func emitted(_ action: Machine.Action) -> MachineTest.Emitted? {
-        action.emission.map { MachineTest.Emitted($0.state) }
-    }
+    func emitted(_ action: Machine.Action) -> MachineTest.Emitted? { MachineTest.emitted(action) }
 
     @Test func aFreshValueReadIsEverySubscribersStateWithoutAFetch() {
         var machine = subscribed(content: "old")

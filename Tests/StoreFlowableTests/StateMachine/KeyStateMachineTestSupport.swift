@@ -19,6 +19,19 @@ enum MachineTest {
     /// The waiter a scenario adds.
     static let w1 = waiter(1)
 
+    /// A machine with one subscriber (``s1``) whose first read found `content` valid.
+    static func subscribed(content: String = "v") -> Machine {
+        var machine = Machine()
+        let (id, version) = machine.subscribe(s1)
+        _ = machine.initialRead(subscriber: id, version: version, cached: content, isValid: true, forceRefresh: false)
+        return machine
+    }
+
+    /// The state `action` emits, rendered, or `nil` when it emits none.
+    static func emitted(_ action: Machine.Action) -> Emitted? {
+        action.emission.map { Emitted($0.state) }
+    }
+
     /// The integer that stands for the `n`-th subscriber of a simulation.
     static func subscriber(_ n: Int) -> Int { 100 + n }
     /// The integer that stands for the `n`-th waiter of a simulation.

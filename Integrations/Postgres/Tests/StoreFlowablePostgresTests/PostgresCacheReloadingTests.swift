@@ -53,7 +53,11 @@ struct PostgresCacheReloadingTests {
         }
     }
 
-    @Test func anUpdateThroughOneInstanceReachesTheOthersSubscribersWithoutAnOriginCall() async throws {
+    /// Runs `body` with two listening instances on a new table, B subscribed to key 1 and showing the
+    /// origin's first value, then stops both.
+    func withTwoListeningInstances(
+        _ body: @Sendable (Instance, Instance, StateRecorder<String>) async throws -> Void
+    ) async throws {
         try await withClient { client in
             let name = uniqueName()
             try await PostgresCacheSchema.migrate(name: name, client: client)
@@ -61,50 +65,38 @@ struct PostgresCacheReloadingTests {
             let b = try await Instance(client: client, name: name)
             let watched = StateRecorder(b.stores[1].publish())
             try await watched.waitForLatest { $0.isCompleted && $0.content == "origin-1-1" }
+            try await body(a, b, watched)
+            watched.cancel()
+            await a.stop()
+            await b.stop()
+        }
+    }
+
+    @Test func anUpdateThroughOneInstanceReachesTheOthersSubscribersWithoutAnOriginCall() async throws {
+        try await withTwoListeningInstances { a, b, watched in
             await a.stores[1].update(newData: "edited by a")
             let latest = try await watched.waitForLatest { $0.content == "edited by a" }
             #expect(latest.isCompleted)
             #expect(a.originCalls.value == 0)
             #expect(b.originCalls.value == 1)
-            watched.cancel()
-            await a.stop()
-            await b.stop()
         }
     }
 
     @Test func anInvalidationThroughOneInstanceRefetchesTheOthersSubscribers() async throws {
-        try await withClient { client in
-            let name = uniqueName()
-            try await PostgresCacheSchema.migrate(name: name, client: client)
-            let a = try await Instance(client: client, name: name)
-            let b = try await Instance(client: client, name: name)
-            let watched = StateRecorder(b.stores[1].publish())
-            try await watched.waitForLatest { $0.isCompleted && $0.content == "origin-1-1" }
+        try await withTwoListeningInstances { a, b, watched in
             try await a.stores[1].invalidate()
             let latest = try await watched.waitForLatest { $0.isCompleted && $0.content == "origin-1-2" }
             #expect(latest.content == "origin-1-2")
             #expect(watched.states.contains { $0.isLoading && $0.content == "origin-1-1" })
-            watched.cancel()
-            await a.stop()
-            await b.stop()
         }
     }
 
     @Test func aClearThroughOneInstanceRefetchesTheOthersSubscribers() async throws {
-        try await withClient { client in
-            let name = uniqueName()
-            try await PostgresCacheSchema.migrate(name: name, client: client)
-            let a = try await Instance(client: client, name: name)
-            let b = try await Instance(client: client, name: name)
-            let watched = StateRecorder(b.stores[1].publish())
-            try await watched.waitForLatest { $0.isCompleted && $0.content == "origin-1-1" }
+        try await withTwoListeningInstances { a, b, watched in
             await a.stores[1].clear()
             let latest = try await watched.waitForLatest { $0.isCompleted && $0.content != "origin-1-1" }
             // One of the two instances fetched again: a's own clear refetches for nobody (it has no subscriber).
             #expect(latest.content == "origin-1-2")
-            watched.cancel()
-            await a.stop()
-            await b.stop()
         }
     }
 
