@@ -8,25 +8,15 @@ import PackageDescription
 let package = Package(
     name: "LoopbackHTTPTests",
     platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10)],
-    products: [
-        .library(name: "AsyncHTTPClientTransport", targets: ["AsyncHTTPClientTransport"])
-    ],
     dependencies: [
         .package(name: "StoreFlowable", path: ".."),
+        // `AsyncHTTPClientTransport`, the integration these tests run every network case through.
+        .package(name: "StoreFlowableAsyncHTTPClient", path: "../Integrations/AsyncHTTPClient"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
-        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         // The server's graceful stop; Hummingbird depends on it (by this URL) already.
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.0.0"),
     ],
     targets: [
-        // An `HTTPTransport` over AsyncHTTPClient: the adapter Docs/Loaders.md shows.
-        .target(
-            name: "AsyncHTTPClientTransport",
-            dependencies: [
-                .product(name: "StoreFlowableFoundation", package: "StoreFlowable"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-            ]
-        ),
         // The HTTP server the tests talk to.
         .target(
             name: "LoopbackServer",
@@ -38,7 +28,8 @@ let package = Package(
         .testTarget(
             name: "LoopbackHTTPTests",
             dependencies: [
-                "AsyncHTTPClientTransport", "LoopbackServer",
+                "LoopbackServer",
+                .product(name: "StoreFlowableAsyncHTTPClient", package: "StoreFlowableAsyncHTTPClient"),
                 .product(name: "StoreFlowable", package: "StoreFlowable"),
                 .product(name: "StoreFlowableFoundation", package: "StoreFlowable"),
                 .product(name: "StoreFlowableTesting", package: "StoreFlowable"),

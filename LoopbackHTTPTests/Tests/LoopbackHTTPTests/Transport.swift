@@ -1,4 +1,4 @@
-import AsyncHTTPClientTransport
+import StoreFlowableAsyncHTTPClient
 import Foundation
 import LoopbackServer
 import StoreFlowableFoundation
