@@ -1,0 +1,44 @@
+/// The counts of the requests the upstream served since it started or its last reset: the body of
+/// `GET /stats`.
+///
+/// Only product requests are counted (single, batch, page, write), including those that failed with an
+/// injected fault or bad input; `/control` and `/stats` are not.
+public struct UpstreamStats: Codable, Sendable, Equatable, Hashable {
+    /// Every product request: the sum of the four kinds below.
+    public var requests: Int
+    /// The `GET /products/{id}` requests.
+    public var productRequests: Int
+    /// The `GET /products?ids=...` requests.
+    public var batchRequests: Int
+    /// The `GET /products?cursor=...` requests.
+    public var pageRequests: Int
+    /// The `PUT /products/{id}` requests.
+    public var writeRequests: Int
+    /// The products served by successful reads (single, batch and page), each time it was served.
+    public var idsServed: Int
+    /// The different product ids among ``idsServed``.
+    public var distinctIdsServed: Int
+
+    /// Makes a set of counts; every count is 0 by default.
+    ///
+    /// - Parameters:
+    ///   - requests: Every product request.
+    ///   - productRequests: The single-product reads.
+    ///   - batchRequests: The batch reads.
+    ///   - pageRequests: The page reads.
+    ///   - writeRequests: The writes.
+    ///   - idsServed: The products served by successful reads.
+    ///   - distinctIdsServed: The different ids among them.
+    public init(
+        requests: Int = 0, productRequests: Int = 0, batchRequests: Int = 0, pageRequests: Int = 0,
+        writeRequests: Int = 0, idsServed: Int = 0, distinctIdsServed: Int = 0
+    ) {
+        self.requests = requests
+        self.productRequests = productRequests
+        self.batchRequests = batchRequests
+        self.pageRequests = pageRequests
+        self.writeRequests = writeRequests
+        self.idsServed = idsServed
+        self.distinctIdsServed = distinctIdsServed
+    }
+}
