@@ -1,0 +1,69 @@
+import CatalogModel
+public import Foundation
+public import StoreFlowable
+
+/// Everything the catalogue service is told: where it listens, where the upstream is, how long products
+/// are served from the cache, how the upstream is called, and the clocks.
+///
+/// The defaults are those of `catalog-server` without options, except ``upstreamURL``, which has none.
+/// Tests inject ``cacheClock``, ``retryClock`` and ``batchClock`` (`ManualCacheClock` and `ManualClock`
+/// from `StoreFlowableTesting`) to cross freshness windows and backoffs without sleeping.
+public struct CatalogConfiguration: Sendable {
+    /// The address to listen on.
+    public var host = "127.0.0.1"
+    /// The port to listen on; 0 lets the system pick one (the service reports it once listening).
+    public var port = 8080
+    /// The upstream's base URL, such as `http://127.0.0.1:9000` (no trailing path).
+    public var upstreamURL: URL
+    /// How long a cached product is served: fresh for 5 seconds, then served at once while one fetch
+    /// refreshes it for 30 more, and in place of a failing upstream for 300 seconds after `freshFor`.
+    ///
+    /// The pages of the product list (``CatalogRepository/page(after:)``) use its `freshFor` only: the
+    /// library's paged stores know fresh and stale, not the windows.
+    public var freshness = FreshnessPolicy(
+        freshFor: .seconds(5), staleWhileRevalidate: .seconds(30), staleIfError: .seconds(300))
+    /// How a failed upstream call is retried: 3 attempts at most, 50 ms then 100 ms apart, capped at
+    /// 1 second, honouring `Retry-After` up to that cap.
+    ///
+    /// No jitter by default: the keys of a failed batch then retry together and go out as one batch
+    /// again, instead of scattering into many small ones. Every instance's retries are still spread by
+    /// when its own requests arrived.
+    public var retry = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(50), maxDelay: .seconds(1), jitter: .none)
+    /// The deadline of one upstream request, from sending it to the end of its body.
+    public var upstreamTimeout: Duration = .seconds(2)
+    /// The most upstream requests of the stores in flight at once (batches, pages and writes together);
+    /// the others wait in line, in arrival order.
+    public var upstreamConcurrency = 16
+    /// How long a batch of product misses collects ids before it goes to the upstream.
+    public var batchWindow: Duration = .milliseconds(2)
+    /// The most ids in one batch request: the upstream's limit, 100.
+    public var batchSize = ProductBatch.maximumCount
+    /// How many products the memory tier in front of the SQLite file keeps (the least recently used go
+    /// first); not used with PostgreSQL, whose instances must all read the shared table.
+    public var memoryCacheCount = 20_000
+    /// How many products one page of `GET /products?cursor=` holds.
+    public var pageSize = ProductPage.defaultLimit
+    /// How many product ids one cached section of the product list spans (see ``ProductListCallback``).
+    public var listSectionLength = 100
+    /// The start of the cache tables' names: `<name>_products` and `<name>_pages`.
+    public var cacheName = "catalog"
+    /// How long an idle `/events` stream waits before it sends a comment line, so that proxies keep it
+    /// open and a client that vanished without closing is noticed by the failed write.
+    public var eventHeartbeat: Duration = .seconds(15)
+    /// How long an instance's claim on a key holds in the PostgreSQL single flight: the longest a key
+    /// waits for an instance that died while fetching it.
+    public var singleFlightLease: Duration = .seconds(10)
+    /// The time source of the caches' freshness (the wall clock by default).
+    public var cacheClock: any CacheClock = SystemCacheClock()
+    /// The clock of the retries' backoff sleeps and of fetch durations.
+    public var retryClock: any Clock<Duration> = ContinuousClock()
+    /// The clock a batch's window sleeps on.
+    public var batchClock: any Clock<Duration> = ContinuousClock()
+
+    /// Makes a configuration with the defaults above.
+    ///
+    /// - Parameter upstreamURL: The upstream's base URL.
+    public init(upstreamURL: URL) {
+        self.upstreamURL = upstreamURL
+    }
+}

@@ -1,0 +1,42 @@
+import CatalogModel
+import Hummingbird
+import Logging
+
+/// Makes every failed request a JSON answer `{"error": "..."}` with the right status, so that a client
+/// never receives an empty or HTML error body:
+/// - a ``CatalogError`` answers its own status and message;
+/// - Hummingbird's errors keep their status (an unknown route is ``CatalogError/routeNotFound(_:)``, a
+///   body over the limit 413, a method the route does not take 405, …);
+/// - anything else is logged and answered as 500 ``CatalogError/internalFailure(_:)``, without its
+///   details (they may hold what a client should not see).
+///
+/// `CancellationError` passes through: the request was abandoned, and nobody reads an answer.
+struct ErrorResponseMiddleware<Context: RequestContext>: RouterMiddleware {
+    /// Where unexpected failures are logged.
+    let logger: Logger
+
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as CatalogError {
+            return try error.response(from: request, context: context)
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch let error as HTTPError where error.status == .notFound {
+            // The routes throw CatalogError for what they do not find: Hummingbird's 404 is the router's.
+            return try CatalogError.routeNotFound("\(request.method) \(request.uri.path)")
+                .response(from: request, context: context)
+        } catch let error as any HTTPResponseError {
+            let message = (error as? HTTPError)?.body ?? error.status.reasonPhrase.lowercased()
+            return try JSONResponseBody.response(ErrorBody(error: message), status: error.status)
+        } catch {
+            logger.error(
+                "request failed unexpectedly",
+                metadata: ["method": "\(request.method)", "path": "\(request.uri.path)", "error": "\(error)"])
+            return try CatalogError.internalFailure("the request failed unexpectedly")
+                .response(from: request, context: context)
+        }
+    }
+}
