@@ -81,7 +81,11 @@ struct CatalogServerCommand: AsyncParsableCommand {
             } catch {
                 throw ValidationError("--postgres: \(error)")
             }
-            guard instanceID != nil else { throw ValidationError("--postgres needs --instance-id") }
+            guard let instanceID else { throw ValidationError("--postgres needs --instance-id") }
+            let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+            guard (1...64).contains(instanceID.count), instanceID.allSatisfy(allowed.contains) else {
+                throw ValidationError("--instance-id must be 1 to 64 of A-Z a-z 0-9 . _ -, not '\(instanceID)'")
+            }
             guard cacheDirectory == nil else {
                 throw ValidationError("--cache-directory is for the SQLite cache; it cannot go with --postgres")
             }
