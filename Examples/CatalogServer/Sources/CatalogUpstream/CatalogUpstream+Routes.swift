@@ -103,7 +103,14 @@ extension CatalogUpstream {
     private func decode<Value: Decodable>(
         _ type: Value.Type, from body: RequestBody, what: String
     ) async throws -> Value {
-        let buffer = try await body.collect(upTo: Self.maximumBodySize)
+        var buffer = ByteBuffer()
+        for try await chunk in body {
+            guard buffer.readableBytes + chunk.readableBytes <= Self.maximumBodySize else {
+                throw UpstreamRequestError(
+                    status: .contentTooLarge, message: "the body is larger than \(Self.maximumBodySize) bytes")
+            }
+            buffer.writeImmutableBuffer(chunk)
+        }
         do {
             return try JSONDecoder().decode(type, from: Data(buffer.readableBytesView))
         } catch let error as DecodingError {
