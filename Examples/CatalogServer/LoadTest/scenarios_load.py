@@ -33,10 +33,18 @@ def headline(harness: Harness, report: Report) -> tuple[Child, Child]:
                                     stale_while_revalidate=STALE_WHILE_REVALIDATE, stale_if_error=STALE_IF_ERROR)
     seconds = harness.durations.load
     # Warm: every id once (many connections, so that the misses go out in full batches), then the mix.
+    # A busy machine may need more than one pass: at most four.
     harness.reset_stats(upstream)
-    run_wrk(harness.processes, "warm-up-catalogue", service.url, harness.wrk, harness.durations.warm_up_catalogue,
-            harness.log_dir, mix="sequential", connections=max(harness.wrk.connections, 256))
-    covered = int(harness.stats(upstream)["distinctIdsServed"])
+    covered = 0
+    passes = 0
+    for attempt in range(4):
+        passes += 1
+        run_wrk(harness.processes, f"warm-up-catalogue-{attempt}", service.url, harness.wrk,
+                harness.durations.warm_up_catalogue, harness.log_dir, mix="sequential",
+                connections=max(harness.wrk.connections, 256))
+        covered = int(harness.stats(upstream)["distinctIdsServed"])
+        if covered >= PRODUCTS:
+            break
     run_wrk(harness.processes, "warm-up", service.url, harness.wrk, harness.durations.warm_up, harness.log_dir)
 
     results: dict[str, tuple[WrkResult, dict]] = {}
@@ -76,7 +84,7 @@ def headline(harness: Harness, report: Report) -> tuple[Child, Child]:
     report.notes.append(
         f"(a)'s service: --fresh-for {FRESH_FOR} --stale-while-revalidate {STALE_WHILE_REVALIDATE} "
         f"--stale-if-error {STALE_IF_ERROR}; upstream latency {harness.upstream_latency_ms} ms. Warm-up: every id "
-        f"in turn for {harness.durations.warm_up_catalogue:g} s ({covered} of {PRODUCTS:,} ids fetched), then "
+        f"in turn ({passes} × {harness.durations.warm_up_catalogue:g} s: {covered} of {PRODUCTS:,} ids fetched), then "
         f"{harness.durations.warm_up:g} s of the mix. The upstream's counts are reset before each scenario.")
     return upstream, service
 
