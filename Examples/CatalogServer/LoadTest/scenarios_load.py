@@ -104,7 +104,7 @@ def soak(harness: Harness, report: Report, service: Child) -> None:
     sampler.start()
     try:
         result = run_wrk(harness.processes, "soak", service.url, harness.wrk, minutes * 60, harness.log_dir,
-                         mix="mixed")
+                         mix="mixed", statuses=True)
     finally:
         samples = sampler.stop()
     first = [rss for at, rss in samples if at < 60]
@@ -119,8 +119,13 @@ def soak(harness: Harness, report: Report, service: Child) -> None:
         f"soak ({minutes:g} min mixed load): RSS flat", flat,
         f"first minute {first_mib:.1f} MiB, last minute {last_mib:.1f} MiB, max "
         f"{max(rss for _, rss in samples) / 1024:.1f} MiB; {result.requests} requests, "
-        f"{result.throughput:,.0f} req/s, {result.non_2xx} non-2xx, {result.socket_errors} socket errors",
+        f"{result.throughput:,.0f} req/s, statuses {_statuses(result.status_counts())}, {result.socket_errors} "
+        f"socket errors",
         "last-minute mean ≤ 1.10 × first-minute mean + 8 MiB")
+
+
+def _statuses(counts: dict[int, int]) -> str:
+    return ", ".join(f"{count} × {status}" for status, count in sorted(counts.items())) or "none"
 
 
 def _not_run(name: str, why: str) -> CheckRow:

@@ -1,6 +1,6 @@
 /// Why the upstream failed a product request on purpose: the fault its ``UpstreamControl`` injected.
 ///
-/// The upstream answers either with 503 and `{"error": ...}` naming the fault.
+/// The upstream answers such a request with 503 and `{"error": ...}` naming the fault.
 public enum UpstreamFault: Error, Sendable, Hashable {
     /// The outage switch is on: every product request fails.
     case outage
