@@ -213,10 +213,8 @@ def postgres(harness: Harness, report: Report, upstream: Child) -> None:
     a = harness.start_service("service-pg-a", upstream, postgres=server.url, instance_id="a")
     b = harness.start_service("service-pg-b", upstream, postgres=server.url, instance_id="b")
     key = id_of_rank(PRODUCTS // 2)
-    first_latency = _update_seen(a, b, key, "before the restart")
-    report.fault(names[0], first_latency is not None,
-                 f"seen after {first_latency * 1000:.0f} ms" if first_latency is not None else "not seen in 10 s",
-                 "seen within 10 s")
+    first_latency, first_outcome = _update_seen(a, b, key, "before the restart", limit=10)
+    report.fault(names[0], first_latency is not None, first_outcome, "seen within 10 s")
 
     seconds = harness.durations.postgres_load
     half = max(1, harness.wrk.connections // 2)
@@ -262,10 +260,13 @@ def postgres(harness: Harness, report: Report, upstream: Child) -> None:
                  "no error before the stop, only 200s in the last 2 s, every probe answered (15 s), "
                  "both instances alive")
 
-    second_latency = _update_seen(a, b, key, "after the restart")
+    # The instances reconnect their listeners with a backoff, so the first update after the restart may
+    # take longer than the one before; how long is the figure.
+    since_restart = time.time() - started
+    second_latency, second_outcome = _update_seen(a, b, key, "after the restart", limit=30)
     report.fault(names[2], second_latency is not None and alive,
-                 f"seen after {second_latency * 1000:.0f} ms" if second_latency is not None else "not seen in 10 s",
-                 "seen within 10 s")
+                 f"{second_outcome}; asked {since_restart:.0f} s after PostgreSQL was back",
+                 "seen within 30 s")
     harness.processes.stop(a)
     harness.processes.stop(b)
 
@@ -287,23 +288,29 @@ def _recovery_seconds(result: WrkResult, restarted: float, end: float) -> Option
     return max(0.0, recovered_at - restarted)
 
 
-def _update_seen(a: Child, b: Child, key: int, label: str) -> Optional[float]:
-    """PUTs a renamed product through A and waits for B's event stream to show it; returns the seconds
-    from the PUT to the event, or None when not seen within 10 s."""
+def _update_seen(a: Child, b: Child, key: int, label: str, limit: float) -> tuple[Optional[float], str]:
+    """PUTs a renamed product through A and waits for B's event stream to show it. Returns the seconds
+    from the PUT to the event (None when not seen within `limit`) and what happened, in words."""
     watcher = EventWatcher("127.0.0.1", b.port or 0, f"/products/{key}/events")
+    opened = time.time()
     watcher.start()
     try:
-        if watcher.wait_for(lambda _: True, timeout=10) is None:
-            return None
-        product = get_json(f"{a.url}/products/{key}")
+        if watcher.wait_for(lambda _: True, timeout=limit) is None:
+            return None, (f"B's /events stream sent no first state within {limit:g} s "
+                          f"(status {watcher.status}, {watcher.error or 'no error'})")
+        first_state = time.time() - opened
+        product = get_json(f"{a.url}/products/{key}", timeout=limit)
         name = f"Renamed {label} {time.time():.6f}"
         product["name"] = name
         seen_before = len(watcher.lines)
         put_started = time.time()
-        put_json(f"{a.url}/products/{key}", product)
-        seen = watcher.wait_for(lambda line: name in line, timeout=10, after=seen_before)
-        return None if seen is None else seen - put_started
+        put_json(f"{a.url}/products/{key}", product, timeout=limit)
+        put_seconds = time.time() - put_started
+        seen = watcher.wait_for(lambda line: name in line, timeout=limit, after=seen_before)
+        if seen is None:
+            return None, (f"not seen within {limit:g} s (first state after {first_state * 1000:.0f} ms, PUT "
+                          f"answered in {put_seconds * 1000:.0f} ms)")
+        return seen - put_started, (f"seen {(seen - put_started) * 1000:.0f} ms after the PUT (PUT answered in "
+                                    f"{put_seconds * 1000:.0f} ms)")
     finally:
         watcher.close()
-
-
