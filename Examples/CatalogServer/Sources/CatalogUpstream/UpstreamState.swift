@@ -121,8 +121,10 @@ public actor UpstreamState {
     public func page(after cursor: Int, limit: Int) throws(UpstreamFault) -> ProductPage {
         try checkFaults()
         guard cursor >= 0, cursor < productCount else { return ProductPage(products: [], nextCursor: nil) }
-        // cursor < productCount and the limit is clamped to productCount: the sum cannot overflow.
-        let last = min(productCount, cursor + min(max(limit, 1), productCount))
+        // `productCount - cursor` is positive and cannot overflow; `cursor + count` then stays at most
+        // `productCount`. (`cursor + limit` overflows for a catalogue over half of `Int.max`.)
+        let count = min(max(limit, 1), productCount - cursor)
+        let last = cursor + count
         let products = (cursor + 1...last).compactMap(current)
         served(products.map(\.id))
         return ProductPage(products: products, nextCursor: last < productCount ? last : nil)

@@ -20,6 +20,16 @@ struct UpstreamStateTests {
         #expect(try await state.page(after: 0, limit: Int.max).products.count == 10)
     }
 
+    /// A catalogue of `Int.max` products: a page near its end is cut at the end, with no overflow.
+    @Test(.timeLimit(.minutes(1)))
+    func aPageNearTheEndOfTheLargestCatalogueDoesNotOverflow() async throws {
+        let state = UpstreamState(productCount: .max, control: UpstreamControl())
+        let last = try await state.page(after: .max - 1, limit: 20)
+        #expect(last.products.map(\.id) == [.max])
+        #expect(last.nextCursor == nil)
+        #expect(try await state.page(after: .max - 30, limit: 20).nextCursor == .max - 10)
+    }
+
     @Test(.timeLimit(.minutes(1)))
     func anEmptyCatalogueServesNothing() async throws {
         let state = UpstreamState(productCount: 0, control: UpstreamControl())
