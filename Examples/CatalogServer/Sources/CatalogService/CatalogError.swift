@@ -36,6 +36,10 @@ public enum CatalogError: Error, Sendable, Equatable, CustomStringConvertible {
     case internalFailure(String)
 
     /// The message a client receives, in a sentence.
+    ///
+    /// The failures of the service's own parts (the upstream, the cache, anything unexpected) say what
+    /// failed, never why: their reasons name internal hosts, statements and files, which stay in the
+    /// logs (``detail``). A client's own mistakes (a bad id, cursor or body) are explained.
     public var description: String {
         switch self {
         case .invalidProductID(let text): "the product id must be a positive integer, not '\(text)'"
@@ -43,11 +47,21 @@ public enum CatalogError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidProduct(let reason): "the body is not a valid product: \(reason)"
         case .productNotFound(let id): "product \(id) does not exist"
         case .routeNotFound(let path): "no route for \(path)"
-        case .upstreamMalformed(let reason): "the upstream answered something unexpected: \(reason)"
-        case .upstreamUnavailable(let reason):
-            "the upstream is unavailable and no cached value can be served: \(reason)"
-        case .cacheUnavailable(let reason): "the cache is unavailable: \(reason)"
-        case .internalFailure(let reason): "internal failure: \(reason)"
+        case .upstreamMalformed: "the upstream answered something unexpected"
+        case .upstreamUnavailable: "the upstream is unavailable and no cached value can be served"
+        case .cacheUnavailable: "the cache is unavailable"
+        case .internalFailure: "internal failure"
+        }
+    }
+
+    /// The message with its reason, for the service's logs.
+    public var detail: String {
+        switch self {
+        case .upstreamMalformed(let reason), .upstreamUnavailable(let reason), .cacheUnavailable(let reason),
+            .internalFailure(let reason):
+            "\(description): \(reason)"
+        case .invalidProductID, .invalidCursor, .invalidProduct, .productNotFound, .routeNotFound:
+            description
         }
     }
 }

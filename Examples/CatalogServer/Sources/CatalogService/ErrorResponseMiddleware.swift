@@ -21,6 +21,21 @@ struct ErrorResponseMiddleware<Context: RequestContext>: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch let error as CatalogError {
+            // A client sees what failed; the log keeps why (an internal host, a statement, a file). The
+            // upstream's failures are logged by the stores' events already (a warning per failed fetch):
+            // here only at debug, so that an outage under load does not write a line per request.
+            let level: Logger.Level? =
+                switch error {
+                case .upstreamUnavailable: .debug
+                case .upstreamMalformed, .cacheUnavailable: .warning
+                case .internalFailure: .error
+                default: nil
+                }
+            if let level {
+                logger.log(
+                    level: level, "request failed",
+                    metadata: ["method": "\(request.method)", "path": "\(request.uri.path)", "error": "\(error.detail)"])
+            }
             return try error.response(from: request, context: context)
         } catch is CancellationError {
             throw CancellationError()

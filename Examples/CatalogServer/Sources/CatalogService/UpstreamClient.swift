@@ -112,7 +112,14 @@ struct UpstreamClient: Sendable {
     /// - Throws: ``CatalogError/productNotFound(id:)`` for a 404; otherwise the loader's
     ///   `NetworkLoaderError`, or `CancellationError`.
     func product(_ id: Int) async throws -> Product {
-        try await limited("product") { try await notFoundAsTyped(id) { try await productLoader.fetch(id) } }
+        let product = try await limited("product") {
+            try await notFoundAsTyped(id) { try await productLoader.fetch(id) }
+        }
+        // Cached under `id`: a product of another id would poison that key.
+        guard product.id == id else {
+            throw CatalogError.upstreamMalformed("GET /products/\(id) answered product \(product.id)")
+        }
+        return product
     }
 
     /// The page of products after id `cursor`, from `GET /products?cursor=C&limit=L`, checked: in id
@@ -141,7 +148,13 @@ struct UpstreamClient: Sendable {
     /// - Throws: ``CatalogError/productNotFound(id:)`` for a 404; otherwise the loader's
     ///   `NetworkLoaderError`, or `CancellationError`.
     func write(_ product: Product) async throws -> Product {
-        try await limited("write") { try await notFoundAsTyped(product.id) { try await writeLoader.fetch(product) } }
+        let stored = try await limited("write") {
+            try await notFoundAsTyped(product.id) { try await writeLoader.fetch(product) }
+        }
+        guard stored.id == product.id else {
+            throw CatalogError.upstreamMalformed("PUT /products/\(product.id) answered product \(stored.id)")
+        }
+        return stored
     }
 
     /// Product `id` from `GET /products/{id}`, outside the limit: the `/direct` baseline, which calls

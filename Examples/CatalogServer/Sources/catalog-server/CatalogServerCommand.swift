@@ -95,8 +95,9 @@ struct CatalogServerCommand: AsyncParsableCommand {
         for (name, seconds) in [
             ("--fresh-for", freshFor), ("--stale-while-revalidate", staleWhileRevalidate),
             ("--stale-if-error", staleIfError),
-        ] where !(seconds.isFinite && seconds >= 0) {
-            throw ValidationError("\(name) must be a number of seconds, 0 or more")
+        ] where !(seconds.isFinite && seconds >= 0 && seconds <= Self.maximumSeconds) {
+            // Bounded: `Duration.seconds(_:)` traps on a value past its range (1e21 seconds crashed it).
+            throw ValidationError("\(name) must be a number of seconds from 0 to \(Int(Self.maximumSeconds))")
         }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level must be trace, debug, info, notice, warning, error or critical")
@@ -136,10 +137,7 @@ struct CatalogServerCommand: AsyncParsableCommand {
 
         if let upstream, let url = upstreamURL(upstream) {
             services.append(catalogService(upstreamURL: url, backend: backend, logger: logger))
-            try await ServiceGroup(
-                services: services, gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [],
-                logger: logger
-            ).run()
+            try await ServiceGroup(configuration: groupConfiguration(services, logger: logger)).run()
         } else {
             try await runWithUpstreamInProcess(services: services, backend: backend, logger: logger)
         }
@@ -160,9 +158,7 @@ struct CatalogServerCommand: AsyncParsableCommand {
         upstreamLogger[metadataKey: "component"] = "upstream"
         let upstream = CatalogUpstream(control: UpstreamControl(latencyMilliseconds: upstreamLatencyMilliseconds))
             .application(host: "127.0.0.1", port: 0, logger: upstreamLogger) { port in portSink.yield(port) }
-        let group = ServiceGroup(
-            services: services + [upstream], gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [],
-            logger: logger)
+        let group = ServiceGroup(configuration: groupConfiguration(services + [upstream], logger: logger))
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask {
                 // The port stream ends with the group, so that a failed start is not awaited for ever.
@@ -176,6 +172,30 @@ struct CatalogServerCommand: AsyncParsableCommand {
             }
             try await tasks.waitForAll()
         }
+    }
+
+    /// The longest freshness window accepted, in seconds: about 31 years.
+    static let maximumSeconds = 1e9
+    /// How long a graceful shutdown may take before the group cancels what is left: a client that stopped
+    /// sending a request's body, or stopped reading its `/events` stream, holds its connection open, and
+    /// the server's drain would wait for it for ever.
+    static let maximumGracefulShutdown: Duration = .seconds(20)
+    /// How long the services may take to end once cancelled before the group gives up on them.
+    static let maximumCancellation: Duration = .seconds(5)
+
+    /// The group of `services`: SIGTERM and SIGINT shut it down gracefully, bounded by
+    /// ``maximumGracefulShutdown`` and then ``maximumCancellation``.
+    ///
+    /// - Parameters:
+    ///   - services: The services, in start order (shut down in reverse).
+    ///   - logger: The group's logger.
+    /// - Returns: The configuration.
+    private func groupConfiguration(_ services: [any Service], logger: Logger) -> ServiceGroupConfiguration {
+        var configuration = ServiceGroupConfiguration(
+            services: services, gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: logger)
+        configuration.maximumGracefulShutdownDuration = Self.maximumGracefulShutdown
+        configuration.maximumCancellationDuration = Self.maximumCancellation
+        return configuration
     }
 
     /// The catalogue service over `upstreamURL`, configured from the options, printing its address once
