@@ -40,7 +40,8 @@ public struct CatalogService: Service {
     public let configuration: CatalogConfiguration
     /// Where it caches.
     public let backend: CatalogCacheBackend
-    /// Its logger, also for the stores' events (from `notice` up, unless it logs at `debug` or `trace`).
+    /// Its logger, also for the stores' events (from `notice` up, unless it logs at `debug` or `trace`);
+    /// with PostgreSQL, every entry has the instance's id as `instance`.
     public let logger: Logger
     /// Called once the service accepts connections.
     private let onListening: @Sendable (CatalogEndpoint) async -> Void
@@ -59,6 +60,8 @@ public struct CatalogService: Service {
     ) {
         self.configuration = configuration
         self.backend = backend
+        var logger = logger
+        if case .postgres(_, let instanceID) = backend { logger[metadataKey: "instance"] = "\(instanceID)" }
         self.logger = logger
         self.onListening = onListening
     }
@@ -128,12 +131,12 @@ public struct CatalogService: Service {
         let path = URL(fileURLWithPath: directory).appendingPathComponent("catalog.sqlite").path
         let productFile = try await SQLiteCache<Int, Product>.open(
             name: "\(configuration.cacheName)_products", path: path, policy: configuration.freshness,
-            clock: configuration.cacheClock)
+            clock: configuration.cacheClock, events: CacheEventLogging.sqlite(logger))
         let lists: SQLiteCache<Int, ProductListRecord>
         do {
             lists = try await SQLiteCache<Int, ProductListRecord>.open(
                 name: "\(configuration.cacheName)_pages", path: path, policy: configuration.freshness,
-                clock: configuration.cacheClock)
+                clock: configuration.cacheClock, events: CacheEventLogging.sqlite(logger))
         } catch {
             await productFile.close()
             throw error
@@ -166,17 +169,26 @@ public struct CatalogService: Service {
         let listsName = "\(configuration.cacheName)_pages"
         try await PostgresCacheSchema.migrate(name: productsName, client: client)
         try await PostgresCacheSchema.migrate(name: listsName, client: client)
+        let logEvent = CacheEventLogging.postgres(logger)
+        let (listenerConnections, listenerConnected) = AsyncStream.makeStream(
+            of: Void.self, bufferingPolicy: .bufferingNewest(1))
         let products = try await PostgresCache<Int, Product>(
             name: productsName, client: client, policy: configuration.freshness, clock: configuration.cacheClock,
-            instanceID: instanceID)
+            instanceID: instanceID,
+            events: { event in
+                logEvent(event)
+                if case .listenerConnected = event { listenerConnected.yield() }
+            })
         let lists = try await PostgresCache<Int, ProductListRecord>(
             name: listsName, client: client, policy: configuration.freshness, clock: configuration.cacheClock,
-            instanceID: instanceID)
+            instanceID: instanceID, events: CacheEventLogging.postgres(logger))
         logger.info("cache opened", metadata: ["backend": "postgres", "instance": "\(instanceID)"])
         let batcher = parts.batcher
         // One origin call per key across the fleet: the instance that claims a key loads it (through the
         // batcher), the others wait for its write.
-        let singleFlight = PostgresSingleFlight(cache: products, lease: configuration.singleFlightLease) { id in
+        let singleFlight = PostgresSingleFlight(
+            cache: products, lease: configuration.singleFlightLease, events: CacheEventLogging.singleFlight(logger)
+        ) { id in
             try await batcher.load(id)
         }
         let stores = KeyedStore(cache: products, manager: parts.productManager, fetch: singleFlight.fetch)
@@ -184,25 +196,59 @@ public struct CatalogService: Service {
             products: stores, listCache: lists, listManager: parts.listManager, upstream: parts.upstream,
             batcher: batcher, configuration: configuration, listHasOtherWriters: true, metrics: parts.metrics,
             logger: logger)
+        // Serve once this instance hears the others' changes: a request that came before would start a
+        // fetch that the listener's first reload (of every key tracked when it connects) drops and starts
+        // again. If the listener cannot connect within the cache's timeout, serve anyway: it keeps
+        // retrying, and reloads every tracked key once it connects.
+        let logger = logger
         try await serve(
-            repository, metrics: parts.metrics, services: [ProductChangeListener(cache: products, products: stores)])
+            repository, metrics: parts.metrics, services: [ProductChangeListener(cache: products, products: stores)]
+        ) {
+            if await !Self.first(of: listenerConnections, within: products.timeout) {
+                logger.warning("serving before the change listener could connect; it keeps trying")
+            }
+        }
+    }
+
+    /// Whether `stream` yields within `timeout`.
+    ///
+    /// - Parameters:
+    ///   - stream: The stream to wait on.
+    ///   - timeout: The longest wait.
+    /// - Returns: `true` when an element came first, `false` when the time ran out or the stream ended.
+    private static func first(of stream: AsyncStream<Void>, within timeout: Duration) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                var elements = stream.makeAsyncIterator()
+                return await elements.next() != nil
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
     }
 
     /// Serves `repository`'s routes, with `services` beside the server, until a graceful shutdown has
     /// drained the server and stopped them.
     ///
     /// The services run in the application's group, which shuts the server down first (it drains the
-    /// requests in flight), then them.
-    private func serve(_ repository: some ProductCatalog, metrics: CatalogMetrics, services: [any Service])
-        async throws
-    {
+    /// requests in flight), then them. `beforeServing` runs once the services have started, before the
+    /// server listens.
+    private func serve(
+        _ repository: some ProductCatalog, metrics: CatalogMetrics, services: [any Service],
+        beforeServing: @escaping @Sendable () async -> Void = {}
+    ) async throws {
         let routes = CatalogRoutes(
             catalog: repository, metrics: metrics, heartbeat: configuration.eventHeartbeat, logger: logger)
         let host = configuration.host
         let port = configuration.port
         let onListening = onListening
         let logger = logger
-        let application = Application(
+        var application = Application(
             router: routes.router(),
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "catalog-server"),
             services: services,
@@ -213,6 +259,7 @@ public struct CatalogService: Service {
                 await onListening(endpoint)
             },
             logger: logger)
+        application.beforeServerStarts(perform: beforeServing)
         try await application.run()
         logger.info("drained and stopped")
     }

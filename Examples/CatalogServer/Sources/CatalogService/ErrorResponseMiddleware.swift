@@ -34,7 +34,9 @@ struct ErrorResponseMiddleware<Context: RequestContext>: RouterMiddleware {
             if let level {
                 logger.log(
                     level: level, "request failed",
-                    metadata: ["method": "\(request.method)", "path": "\(request.uri.path)", "error": "\(error.detail)"])
+                    metadata: [
+                        "method": "\(request.method)", "path": "\(request.uri.path)", "error": "\(error.detail)",
+                    ])
             }
             return try error.response(from: request, context: context)
         } catch is CancellationError {

@@ -89,10 +89,9 @@ struct ProductListCallback<Cache: KeyedCache<Int, ProductListRecord>>: Paginatio
     private func fetchPage(after cursor: Int) async throws -> (products: [Product], nextCursor: Int?, endsList: Bool) {
         let page = try await upstream.page(after: cursor)
         let inside = page.products.filter { $0.id <= end }
-        if inside.count < page.products.count || inside.last?.id == end {
-            return (inside, nil, false)
-        }
+        // Products past the section's end: the list goes on in the next section.
+        if inside.count < page.products.count { return (inside, nil, false) }
         guard let next = page.nextCursor else { return (inside, nil, true) }
-        return (inside, next < end ? next : nil, false)
+        return (inside, next < end && inside.last?.id != end ? next : nil, false)
     }
 }
