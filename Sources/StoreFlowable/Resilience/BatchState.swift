@@ -5,8 +5,10 @@
 /// afterwards, outside its lock (starting a window timer, cancelling a timer or an origin call,
 /// dispatching a batch), so the rules can be tested without running anything.
 ///
-/// - A key goes into at most one live batch: a key whose dispatched batch still runs joins it; any other
-///   key joins the pending batch, which the first key starts (with a window timer).
+/// - A caller joins the pending batch, which the first key starts (with a window timer), never a
+///   dispatched one: every caller's value is read by an origin call that begins after the caller
+///   arrived. (A dispatched batch may have asked the origin before a write the caller follows: a store
+///   that `update`s a key and then fetches it again must not get the older value back.)
 /// - The pending batch is dispatched when its window ends, or at once when it holds `maxBatchSize`
 ///   distinct keys; a key whose callers all left is dropped from it first, and a pending batch left
 ///   empty is discarded with its timer.
@@ -44,8 +46,7 @@ struct BatchState<Key: Hashable & Sendable, Waiter: Sendable, Handle: Sendable>:
     struct Batch: Sendable {
         /// The batch's number.
         let id: Int
-        /// The batch's keys and their callers. In a dispatched batch a key may have no callers left: it
-        /// stays, so that a new caller of the key still joins the origin call that asks for it.
+        /// The batch's keys and their callers. In a dispatched batch a key may have no callers left.
         var entries: [Key: Entry] = [:]
         /// How many callers wait in the batch, all keys together.
         var waiterCount = 0
@@ -66,8 +67,6 @@ struct BatchState<Key: Hashable & Sendable, Waiter: Sendable, Handle: Sendable>:
     private(set) var pending: Batch?
     /// The dispatched batches whose outcome someone still waits for, by number.
     private(set) var running: [Int: Batch] = [:]
-    /// The dispatched batch that asks the origin for each key, for keys whose batch is still running.
-    private var runningBatchOfKey: [Key: Int] = [:]
     /// Where each waiting caller is: its key and its batch's number.
     private var callers: [Int: (key: Key, batch: Int)] = [:]
     private var nextCaller = 0
@@ -88,9 +87,10 @@ struct BatchState<Key: Hashable & Sendable, Waiter: Sendable, Handle: Sendable>:
     /// How many callers wait, in the pending batch and in the dispatched ones.
     var callerCount: Int { callers.count }
 
-    /// A caller of `key` arrives: it joins the dispatched batch that asks for `key`, if one runs, else
-    /// the pending batch (starting one, with its window timer, when none collects keys). A pending batch
-    /// that reaches ``maxBatchSize`` distinct keys is dispatched at once.
+    /// A caller of `key` arrives: it joins the pending batch (starting one, with its window timer, when
+    /// none collects keys), also when a dispatched batch asks for `key`: that call may have read the
+    /// origin before the caller arrived. A pending batch that reaches ``maxBatchSize`` distinct keys is
+    /// dispatched at once.
     ///
     /// - Parameters:
     ///   - key: The key the caller wants.
@@ -100,12 +100,6 @@ struct BatchState<Key: Hashable & Sendable, Waiter: Sendable, Handle: Sendable>:
     mutating func enqueue(_ key: Key, waiter: Waiter, makeHandle: () -> Handle) -> (caller: Int, effects: Effects) {
         let caller = nextCaller
         nextCaller += 1
-        if let id = runningBatchOfKey[key], running[id] != nil {
-            running[id]?.entries[key]?.waiters[caller] = waiter
-            running[id]?.waiterCount += 1
-            callers[caller] = (key, id)
-            return (caller, .none)
-        }
         var effects = Effects.none
         var batch: Batch
         if let current = pending {
@@ -205,16 +199,12 @@ struct BatchState<Key: Hashable & Sendable, Waiter: Sendable, Handle: Sendable>:
         batch.timer = nil
         batch.flight = flight
         let keys = batch.entries.sorted { $0.value.arrival < $1.value.arrival }.map(\.key)
-        for key in keys { runningBatchOfKey[key] = batch.id }
         running[batch.id] = batch
         return (flight, batch.id, keys)
     }
 
-    /// Forgets a dispatched batch: new callers of its keys start a new batch.
+    /// Forgets a dispatched batch.
     private mutating func discardRunning(_ batch: Batch) {
         running[batch.id] = nil
-        for key in batch.entries.keys where runningBatchOfKey[key] == batch.id {
-            runningBatchOfKey[key] = nil
-        }
     }
 }

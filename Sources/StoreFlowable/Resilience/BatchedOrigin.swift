@@ -21,8 +21,11 @@
 ///   reaches `maxBatchSize` distinct keys goes at once, and the next key starts a new batch and window.
 /// - **Duplicates.** A key already waiting in the pending batch joins its entry and does not count twice
 ///   toward `maxBatchSize`; `fetch` never receives a key twice. A key whose dispatched batch is still
-///   running joins that batch's outcome instead of starting another origin request: one request per key
-///   at a time, inside the batcher.
+///   running does not join it: it goes to the pending batch, so every caller's value is read by an origin
+///   call that began after the caller arrived. (Behind a store, a key is loaded again while its earlier
+///   load runs only when the store superseded that load, after an `update` for one: the earlier call may
+///   have read the origin before the write, and its value must not come back. The store's single flight
+///   already merges concurrent loads of one key.)
 /// - **Outcomes.** For each key, `.success(value)` in the returned dictionary is the value of its
 ///   callers, `.failure(error)` is thrown to them, and a missing entry throws
 ///   ``BatchedOriginError/missingResult``; entries for keys not asked for are ignored. When `fetch`
@@ -111,7 +114,7 @@ public final class BatchedOrigin<Key: Hashable & Sendable, Value: Sendable>: Sen
     }
 
     /// Loads `key`'s value through the next batch: joins the pending batch (starting one if none is
-    /// collecting keys), or the running batch that already asks for `key`, and waits for its outcome.
+    /// collecting keys), also when a running batch already asks for `key`, and waits for its outcome.
     ///
     /// Cancellation ends the call at once with `CancellationError`, whatever `fetch` does:
     /// - A caller cancelled before the call adds nothing to any batch.

@@ -114,6 +114,58 @@ struct BatchedStoreTests {
         #expect(fixture.calls.withLock { $0 } == [[1], [2]])
     }
 
+    /// "`update()` wins" through the batcher: a batch that read the origin before a write answers after
+    /// it. The update supersedes key 1's fetch; a refresh started after the update must not join that
+    /// batch (whose other key keeps it running) and write its older value over the update's.
+    @Test func aFetchAfterAnUpdateNeverTakesTheAnswerOfABatchSentBeforeIt() async throws {
+        let clock = ManualClock()
+        let cacheClock = ManualCacheClock()
+        let gate = Gate()
+        let version = LockedValue(1)
+        let calls = LockedValue<[[Int]]>([])
+        let batch = BatchedOrigin<Int, Int>(window: .milliseconds(10), maxBatchSize: 100, clock: clock) { keys in
+            // The origin is read when the call begins; the first call then answers late.
+            let read = version.withLock { $0 }
+            let number = calls.withLock { calls in
+                calls.append(keys)
+                return calls.count
+            }
+            if number == 1 { await gate.wait() }
+            return Dictionary(uniqueKeysWithValues: keys.map { ($0, .success(read)) })
+        }
+        let cache = MemoryCache<Int, Int>(
+            policy: FreshnessPolicy(freshFor: .seconds(5), staleWhileRevalidate: .seconds(60)), clock: cacheClock)
+        let store = KeyedStore(cache: cache) { key in try await batch.load(key) }
+        func sendPendingBatch() async {
+            while batch.pendingKeyCount > 0 && !Task.isCancelled {
+                clock.advance(by: .milliseconds(10))
+                await Task.yield()
+            }
+        }
+
+        // Keys 1 and 2 miss: one batch asks for both and reads version 1, then waits.
+        let first = Task { try await store[1].requireData() }
+        let second = Task { try await store[2].requireData() }
+        while batch.pendingKeyCount < 2 && !Task.isCancelled { await Task.yield() }
+        await sendPendingBatch()
+        await gate.arrived()
+        // The origin now holds version 2, and the store is updated with it.
+        version.withLock { $0 = 2 }
+        try await store[1].update(newData: 2)
+        #expect(try await first.value == 2, "the superseded fetch's caller gets the update")
+        // Once stale, a read serves version 2 and starts a refresh: it goes to a batch of its own.
+        cacheClock.advance(by: .seconds(10))
+        #expect(try await store[1].requireData() == 2)
+        while batch.pendingKeyCount < 1 && !Task.isCancelled { await Task.yield() }
+        await sendPendingBatch()
+        // The first batch answers with what it read before the write.
+        gate.open()
+        #expect(try await second.value == 1)
+        while !(await store.manager.isIdle(1, Int.self)) && !Task.isCancelled { await Task.yield() }
+        #expect(try await cache.entry(forKey: 1)?.value == 2)
+        #expect(calls.withLock { $0 }.map(Set.init) == [[1, 2], [1]])
+    }
+
     @Test func keysWhoseCallersLeftBeforeDispatchAreNotSent() async throws {
         let fixture = Fixture()
         let store = fixture.store

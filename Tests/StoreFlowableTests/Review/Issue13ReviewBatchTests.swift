@@ -203,8 +203,8 @@ struct Issue13ReviewBatchTests {
     // MARK: Suspicion 4: the window ends while the batch fills
 
     /// The key that fills a batch arrives as its window ends: the batch goes once, by size or by window
-    /// (the last key then in a batch of its own); every key is sent exactly once, never in two calls at
-    /// once, and every caller gets its value.
+    /// (the last key then in a batch of its own); every key is sent exactly once, except key 0, whose
+    /// second caller may come after the batch holding it was sent, and every caller gets its value.
     @Test func theWindowEndingAsTheBatchFillsSendsEveryKeyOnce() async {
         var failures: [String] = []
         for round in 0..<Self.rounds where !Task.isCancelled {
@@ -232,12 +232,15 @@ struct Issue13ReviewBatchTests {
             if calls.all.contains(where: { $0.isEmpty || $0.count > 3 || Set($0).count != $0.count }) {
                 failures.append("round \(round): calls \(calls.all)")
             }
-            // Key 0 may be sent twice, one call after the other (its first batch ended before the last
-            // caller came); every other key exactly once.
+            // Key 0 may be sent twice: its second caller may come after the batch holding it was sent,
+            // and a batch already sent is never joined (it may have read the origin before the caller
+            // came). Every other key exactly once.
             if Set(sent) != [0, 1, 2, 3] || sent.filter({ $0 != 0 }).count != 3 {
                 failures.append("round \(round): sent \(calls.all)")
             }
-            if !calls.overlaps.isEmpty { failures.append("round \(round): keys in two calls at once") }
+            if calls.overlaps.contains(where: { $0 != 0 }) {
+                failures.append("round \(round): keys in two calls at once: \(calls.overlaps)")
+            }
             failures += leftovers(of: origin, round: round)
         }
         #expect(failures.isEmpty, "\(failures.prefix(10))")
@@ -394,8 +397,8 @@ struct Issue13ReviewBatchTests {
     // MARK: The state machine alone
 
     /// Random walks over `BatchState`: after every step the counts agree with the callers that joined
-    /// and have not been served or left; no dispatch is empty or holds a key nobody waits for; no key is
-    /// in the pending batch while a batch asking for it runs; every waiter is served at most once.
+    /// and have not been served or left; no dispatch is empty or holds a key nobody waits for; a caller
+    /// never joins a batch already sent; every waiter is served at most once.
     @Test(.disabled(if: isRunningUnderThreadSanitizer, "single-threaded value code: nothing for ThreadSanitizer"))
     func randomWalksKeepTheBookkeepingExact() {
         var failures: [String] = []
@@ -434,8 +437,12 @@ struct Issue13ReviewBatchTests {
                     let key = Int.random(in: 0..<6, using: &random)
                     let waiter = nextWaiter
                     nextWaiter += 1
+                    let sentBefore = Set(state.running.keys)
                     let (caller, effects) = state.enqueue(key, waiter: waiter, makeHandle: make)
                     if caller != waiter { failures.append("seed \(seed): caller numbers") }
+                    for id in sentBefore where state.running[id]?.entries[key]?.waiters[caller] != nil {
+                        failures.append("seed \(seed) step \(step): caller \(caller) joined sent batch \(id)")
+                    }
                     waiting[caller] = key
                     check(effects, "enqueue \(key)")
                 case 5..<7:
@@ -464,11 +471,6 @@ struct Issue13ReviewBatchTests {
                 }
                 if state.callerCount != waiting.count {
                     failures.append("seed \(seed) step \(step): \(state.callerCount) callers, model \(waiting.count)")
-                }
-                let pendingKeys = Set(state.pending?.entries.keys.map { $0 } ?? [])
-                let runningKeys = Set(state.running.values.flatMap { $0.entries.keys })
-                if !pendingKeys.isDisjoint(with: runningKeys) {
-                    failures.append("seed \(seed) step \(step): \(pendingKeys) pending and running")
                 }
                 for batch in state.running.values where batch.waiterCount == 0 {
                     failures.append("seed \(seed) step \(step): running batch \(batch.id) with no caller")
@@ -628,7 +630,7 @@ private func leftovers(of origin: BatchedOrigin<Int, String>, round: Int) -> [St
     guard let locked = child(origin, "state"), let state = child(locked, "value") else {
         return found + ["round \(round): the batcher's state is not where the test looks"]
     }
-    for label in ["running", "runningBatchOfKey", "callers"] {
+    for label in ["running", "callers"] {
         guard let map = child(state, label) else {
             found.append("round \(round): no \(label)")
             continue

@@ -54,14 +54,15 @@ extension PostgresCache {
             return found
         }
         guard let row = found else { return nil }
-        let printableKey = Self.printable(keyBytes)
+        // The key as text only for the events of a row that is a miss: a hit builds no string.
         guard row.format == valueFormat else {
             await discard(
-                keyBytes, seq: row.seq, reporting: .removedOtherFormat(key: printableKey, format: Int(row.format)))
+                keyBytes, seq: row.seq,
+                reporting: .removedOtherFormat(key: Self.printable(keyBytes), format: Int(row.format)))
             return nil
         }
         if policy.isPastLifetime(storedAt: row.storedAt, now: clock.now) {
-            await discard(keyBytes, seq: row.seq, reporting: .removedExpiredEntry(key: printableKey))
+            await discard(keyBytes, seq: row.seq, reporting: .removedExpiredEntry(key: Self.printable(keyBytes)))
             return nil
         }
         let value: Value
@@ -69,7 +70,8 @@ extension PostgresCache {
             value = try coder.decodeValue(from: row.value)
         } catch {
             await discard(
-                keyBytes, seq: row.seq, reporting: .removedUndecodableEntry(key: printableKey, reason: "\(error)"))
+                keyBytes, seq: row.seq,
+                reporting: .removedUndecodableEntry(key: Self.printable(keyBytes), reason: "\(error)"))
             return nil
         }
         return CacheEntry(value: value, storedAt: row.storedAt, isInvalidated: row.isInvalidated)
