@@ -1,6 +1,6 @@
-import StoreFlowableAsyncHTTPClient
 import Foundation
 import LoopbackServer
+import StoreFlowableAsyncHTTPClient
 import StoreFlowableFoundation
 import Testing
 
