@@ -51,6 +51,7 @@ let benchmarks: @Sendable () -> Void = {
     memoryBenchmarks()
     pagingBenchmarks()
     memoryCacheBenchmarks()
+    concurrencyLimitBenchmarks()
     keyedStoreBenchmarks()
     diskCacheBenchmarks()
     sqliteCacheBenchmarks()

@@ -20,6 +20,10 @@
 ///   caller cancelled just as a permit was handed to it, before it throws `CancellationError`. So
 ///   cancelling callers at any moment never loses a permit and never lets more operations run.
 /// - No task is created: the operation runs on the caller's task, in the caller's isolation.
+/// - With a bound on the queue (`maxQueued`), at most that many callers wait at once: a caller that
+///   finds every permit taken and the queue full throws ``ConcurrencyLimitError/queueFull(maxConcurrent:maxQueued:)``
+///   at once, takes no permit, never runs its operation and changes nothing for the others. Without
+///   a bound (the default), nobody is refused.
 ///
 /// Waiting costs no thread; the limit's bookkeeping holds a lock only for a few instructions and never
 /// while running or resuming anyone's code.
@@ -29,9 +33,12 @@
 /// fetch behind the same limit (reading another key from inside `fetchDataFromOrigin()`) can wait for
 /// ever; give the store read from inside an origin a limit of its own, or none.
 public final class ConcurrencyLimit: Sendable {
+    /// The permit machine, with continuations as its waiters.
+    private typealias State = ConcurrencyLimitState<CheckedContinuation<Void, any Error>>
+
     /// What the lock guards.
     private struct Guarded: Sendable {
-        var state: ConcurrencyLimitState<CheckedContinuation<Void, any Error>>
+        var state: State
         /// The id the next caller that has to wait gets.
         var nextID: UInt64 = 0
     }
@@ -43,15 +50,28 @@ public final class ConcurrencyLimit: Sendable {
     /// The greatest number of operations that may run at once (at least 1).
     public let maxConcurrent: Int
 
+    /// The greatest number of callers that may wait for a permit at once, or `nil` for no bound.
+    public let maxQueued: Int?
+
     /// Creates a limit with `maxConcurrent` permits, all free.
     ///
     /// Values of `maxConcurrent` below 1 (zero or negative) count as 1: the limit then runs one
-    /// operation at a time. It never refuses a value.
+    /// operation at a time. Values of `maxQueued` below 0 count as 0: a caller that finds no free permit
+    /// is then refused at once. It never traps on a value.
     ///
-    /// - Parameter maxConcurrent: The greatest number of operations that may run at once.
-    public init(maxConcurrent: Int) {
-        let state = ConcurrencyLimitState<CheckedContinuation<Void, any Error>>(limit: maxConcurrent)
+    /// A bound on the queue is load shedding: when the operations slow down (a slow origin), callers
+    /// beyond `maxConcurrent + maxQueued` fail fast with ``ConcurrencyLimitError/queueFull(maxConcurrent:maxQueued:)``
+    /// instead of piling up, so a caller never waits longer than about `maxQueued / maxConcurrent + 1`
+    /// operations' time for its own to start, and the number of waiting tasks stays bounded.
+    ///
+    /// - Parameters:
+    ///   - maxConcurrent: The greatest number of operations that may run at once.
+    ///   - maxQueued: The greatest number of callers that may wait at once; `nil` (the default) for no
+    ///     bound.
+    public init(maxConcurrent: Int, maxQueued: Int? = nil) {
+        let state = State(limit: maxConcurrent, maxQueued: maxQueued)
         self.maxConcurrent = state.limit
+        self.maxQueued = state.maxQueued
         guarded = LockedValue(Guarded(state: state))
     }
 
@@ -91,8 +111,9 @@ public final class ConcurrencyLimit: Sendable {
     ///   - isolation: The actor `operation` runs on; defaults to the caller's.
     ///   - operation: The work to run while holding a permit.
     /// - Returns: What `operation` returned.
-    /// - Throws: `CancellationError` when the caller was cancelled before `operation` started; otherwise
-    ///   what `operation` throws.
+    /// - Throws: `CancellationError` when the caller was cancelled before `operation` started;
+    ///   ``ConcurrencyLimitError/queueFull(maxConcurrent:maxQueued:)`` when every permit was taken and
+    ///   the queue was full; otherwise what `operation` throws.
     public func run<T>(
         isolation: isolated (any Actor)? = #isolation,
         _ operation: () async throws -> T
@@ -102,18 +123,21 @@ public final class ConcurrencyLimit: Sendable {
         return try await operation()
     }
 
-    /// Returns holding a permit, or throws `CancellationError` holding none.
+    /// Returns holding a permit, or throws `CancellationError` or ``ConcurrencyLimitError`` holding none.
     private func acquirePermit(isolation: isolated (any Actor)?) async throws {
         try Task.checkCancellation()
-        let queuedID = guarded.withLock { guarded -> UInt64? in
+        let acquisition = guarded.withLock { guarded -> (UInt64, State.Acquisition) in
             let id = guarded.nextID
             guarded.nextID &+= 1  // 2^64 calls would take centuries; wrapping never traps.
-            switch guarded.state.acquire(id: id) {
-            case .granted: return nil
-            case .queued: return id
-            }
+            return (id, guarded.state.acquire(id: id))
         }
-        guard let id = queuedID else { return }
+        let id: UInt64
+        switch acquisition {
+        case (_, .granted): return
+        case (let queued, .queued): id = queued
+        case (_, .refused):
+            throw ConcurrencyLimitError.queueFull(maxConcurrent: maxConcurrent, maxQueued: maxQueued ?? 0)
+        }
 
         // The caller holds its place in line from here. The cancellation handler may run before the
         // continuation is attached (or during the wait): it removes the entry, and `attach` then tells

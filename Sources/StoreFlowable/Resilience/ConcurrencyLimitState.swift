@@ -17,6 +17,8 @@
 ///   permit on instead of freeing it, so a permit is never free while someone waits.
 /// - The storage of the queue is at most about twice the number of queued entries, however many
 ///   entries are abandoned.
+/// - With a bound on the queue, `queuedCount <= maxQueued`: a caller that would queue beyond it is
+///   refused and leaves no trace.
 struct ConcurrencyLimitState<Waiter> {
     /// Identifies one caller. Ids are never reused; ``ConcurrencyLimit`` hands them out increasing.
     typealias ID = UInt64
@@ -27,6 +29,9 @@ struct ConcurrencyLimitState<Waiter> {
         case granted
         /// No permit was free: the caller is queued behind every earlier caller.
         case queued
+        /// No permit was free and the queue already holds ``maxQueued`` callers: the caller is neither
+        /// granted nor queued, and nothing changed.
+        case refused
     }
 
     /// What ``attach(_:to:)`` did.
@@ -60,6 +65,8 @@ struct ConcurrencyLimitState<Waiter> {
 
     /// How many permits exist; at least 1.
     let limit: Int
+    /// How many callers may wait at once; `nil` for no bound. Never negative.
+    let maxQueued: Int?
     /// How many permits are taken (including those handed to entries whose waiter has not arrived).
     private(set) var running = 0
     /// The queued entries by id.
@@ -74,9 +81,13 @@ struct ConcurrencyLimitState<Waiter> {
 
     /// Creates the state with every permit free.
     ///
-    /// - Parameter limit: How many permits exist; values below 1 count as 1.
-    init(limit: Int) {
+    /// - Parameters:
+    ///   - limit: How many permits exist; values below 1 count as 1.
+    ///   - maxQueued: How many callers may wait at once; `nil` (the default) for no bound. Values below
+    ///     0 count as 0: then a caller that finds no free permit is refused at once.
+    init(limit: Int, maxQueued: Int? = nil) {
         self.limit = max(1, limit)
+        self.maxQueued = maxQueued.map { max(0, $0) }
     }
 
     /// How many callers are queued (whether or not their waiter has arrived).
@@ -85,16 +96,20 @@ struct ConcurrencyLimitState<Waiter> {
     /// How many ids the queue stores, abandoned ones included (for the tests of its memory bound).
     var storedIDCount: Int { order.count }
 
-    /// A caller arrives: it takes a free permit, or queues behind every earlier caller.
+    /// A caller arrives: it takes a free permit, queues behind every earlier caller, or (when the queue
+    /// is full) is refused.
     ///
     /// A permit is taken at once only when nobody is queued, so a newcomer never overtakes a waiter.
     ///
     /// - Parameter id: The caller's id, never used before.
-    /// - Returns: Whether the caller holds a permit now or is queued.
+    /// - Returns: Whether the caller holds a permit now, is queued, or was refused.
     mutating func acquire(id: ID) -> Acquisition {
         if running < limit && entries.isEmpty {
             running += 1
             return .granted
+        }
+        if let maxQueued, entries.count >= maxQueued {
+            return .refused
         }
         entries[id] = Entry()
         order.append(id)

@@ -27,6 +27,8 @@ struct OriginCalls: Sendable {
         -> Value
     {
         var attempt = 1
+        // Read only when the retries are bounded in time.
+        let began = policy.retry.maxElapsed == nil ? nil : clock.now
         while true {
             let refusal = RetryRefusal()
             // Set when the origin is called (after any wait for the concurrency limit): the events
@@ -44,7 +46,10 @@ struct OriginCalls: Sendable {
                 // `CancellationError` (a timeout inside its client) is reported, not repeated.
                 let delay =
                     Task.isCancelled || refusal.wasRefused || error is CancellationError
-                    ? nil : policy.retry.delay(afterFailedAttempt: attempt, advice: policy.retry.retryAdvice(error))
+                    ? nil
+                    : policy.retry.delay(
+                        afterFailedAttempt: attempt, advice: policy.retry.retryAdvice(error),
+                        elapsed: elapsed(since: began, on: clock))
                 // A fetch cancelled while it waited for the limit never called the origin.
                 if start != nil {
                     report(

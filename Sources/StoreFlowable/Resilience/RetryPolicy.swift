@@ -13,8 +13,13 @@
 /// and the fetch ends (with no further origin call) as soon as nobody waits for it any more, even in
 /// the middle of a backoff.
 ///
+/// A fetch may also be bounded in time: with ``maxElapsed``, no retry starts later than that after the
+/// fetch began, so a slow origin (each attempt running into its timeout) cannot keep a caller waiting
+/// for `maxAttempts` timeouts.
+///
 /// Values out of range are clamped, never trapped on: fewer than one attempt counts as one, negative
-/// delays as zero, a random number outside `0...1` is clamped into it, and NaN counts as 0.
+/// delays as zero, a negative `maxElapsed` as zero, a random number outside `0...1` is clamped into it,
+/// and NaN counts as 0.
 public struct RetryPolicy: Sendable {
     /// The most origin calls one fetch makes, the first included; `1` never retries.
     public var maxAttempts: Int
@@ -29,6 +34,17 @@ public struct RetryPolicy: Sendable {
     public var retryAdvice: @Sendable (any Error) -> RetryAdvice
     /// A uniformly distributed number in `0..<1`, for the jitter; inject a fixed sequence in tests.
     public var random: @Sendable () -> Double
+    /// The latest a retry may start, measured from the moment the fetch began (before its first
+    /// attempt waited for the concurrency limit), on the fetch policy's clock; `nil` (the default) for
+    /// no bound, when only ``maxAttempts`` ends the retries.
+    ///
+    /// After a failed attempt, the store retries only if the time elapsed since the fetch began plus
+    /// the delay before the retry is at most `maxElapsed`; otherwise the failure is the fetch's outcome.
+    /// Every wait counts: for the limit's permit, in origin calls, in backoffs. It bounds when the last
+    /// attempt starts, not when it ends: the longest a fetch takes is about `maxElapsed` plus one
+    /// attempt (its wait for a permit included). Reading the clock for it costs one read per fetch,
+    /// and nothing when it is `nil`.
+    public var maxElapsed: Duration?
 
     /// Creates a retry policy.
     ///
@@ -39,11 +55,13 @@ public struct RetryPolicy: Sendable {
     ///   - jitter: The randomness added to the backoff (``Jitter/full`` by default).
     ///   - retryAdvice: Whether and when to retry after an error; ``defaultAdvice(for:)`` by default.
     ///   - random: A uniform random number in `0..<1`; the system generator by default.
+    ///   - maxElapsed: The latest a retry may start after the fetch began; no bound by default.
     public init(
         maxAttempts: Int = 3, baseDelay: Duration = .milliseconds(200), maxDelay: Duration = .seconds(10),
         jitter: Jitter = .full,
         retryAdvice: @escaping @Sendable (any Error) -> RetryAdvice = RetryPolicy.defaultAdvice(for:),
-        random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }
+        random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
+        maxElapsed: Duration? = nil
     ) {
         self.maxAttempts = maxAttempts
         self.baseDelay = baseDelay
@@ -51,6 +69,7 @@ public struct RetryPolicy: Sendable {
         self.jitter = jitter
         self.retryAdvice = retryAdvice
         self.random = random
+        self.maxElapsed = maxElapsed
     }
 
     /// A policy that never retries: one origin call per fetch. The default of every manager.
@@ -79,13 +98,22 @@ public struct RetryPolicy: Sendable {
     var attemptLimit: Int { max(1, maxAttempts) }
 
     /// How long to wait before the attempt after `attempt` failed with advice `advice`, or `nil` when
-    /// there is no next attempt (the advice says not to retry, or `attempt` was the last).
+    /// there is no next attempt (the advice says not to retry, `attempt` was the last, or the retry
+    /// would start after ``maxElapsed``).
     ///
     /// - Parameters:
     ///   - attempt: The number of the attempt that failed, from 1.
     ///   - advice: What the failure's error advised.
+    ///   - elapsed: The time since the fetch began, compared with ``maxElapsed``; zero by default.
     /// - Returns: The delay, between zero and ``maxDelay``; `nil` for no retry.
-    public func delay(afterFailedAttempt attempt: Int, advice: RetryAdvice) -> Duration? {
+    public func delay(afterFailedAttempt attempt: Int, advice: RetryAdvice, elapsed: Duration = .zero) -> Duration? {
+        guard let delay = unboundedDelay(afterFailedAttempt: attempt, advice: advice) else { return nil }
+        if let maxElapsed, max(.zero, elapsed) + delay > max(.zero, maxElapsed) { return nil }
+        return delay
+    }
+
+    /// ``delay(afterFailedAttempt:advice:elapsed:)`` without ``maxElapsed``.
+    private func unboundedDelay(afterFailedAttempt attempt: Int, advice: RetryAdvice) -> Duration? {
         guard attempt < attemptLimit else { return nil }
         let cap = max(.zero, maxDelay)
         switch advice {

@@ -166,4 +166,97 @@ struct ConcurrencyLimitStateTests {
         #expect(state.storedIDCount == 0)
         #expect(state.running == 0)
     }
+
+    @Test("A caller that finds every permit taken and the queue full is refused and changes nothing")
+    func refusedWhenTheQueueIsFull() {
+        var state = State(limit: 1, maxQueued: 2)
+        #expect(state.acquire(id: 1) == .granted)
+        enqueue(&state, id: 2, waiter: "b")
+        enqueue(&state, id: 3, waiter: "c")
+        #expect(state.acquire(id: 4) == .refused)
+        #expect(state.queuedCount == 2)
+        #expect(state.running == 1)
+        // The refused caller was never queued: it is unknown to attach and abandon.
+        #expect(state.attach("d", to: 4) == .abandoned)
+        #expect(state.abandon(id: 4) == .notQueued)
+        // A queued caller leaving makes room for exactly one more.
+        #expect(state.abandon(id: 2) == .removed("b"))
+        enqueue(&state, id: 5, waiter: "e")
+        #expect(state.acquire(id: 6) == .refused)
+        // Handing a permit on makes room too, and the order is kept.
+        #expect(state.release() == "c")
+        enqueue(&state, id: 7, waiter: "g")
+        #expect(state.release() == "e")
+        #expect(state.release() == "g")
+        #expect(state.release() == nil)
+        #expect(state.running == 0)
+        #expect(state.queuedCount == 0)
+    }
+
+    @Test("A full queue never refuses a caller that finds a free permit")
+    func aFreePermitIsAlwaysGranted() {
+        var state = State(limit: 2, maxQueued: 0)
+        #expect(state.acquire(id: 1) == .granted)
+        #expect(state.acquire(id: 2) == .granted)
+        #expect(state.acquire(id: 3) == .refused)
+        #expect(state.release() == nil)
+        #expect(state.acquire(id: 4) == .granted)
+        #expect(state.running == 2)
+        #expect(state.queuedCount == 0)
+    }
+
+    @Test("Queue bounds below 0 count as 0; no bound queues everyone", arguments: [-1, Int.min])
+    func queueBoundClamp(maxQueued: Int) {
+        var state = State(limit: 1, maxQueued: maxQueued)
+        #expect(state.maxQueued == 0)
+        #expect(state.acquire(id: 1) == .granted)
+        #expect(state.acquire(id: 2) == .refused)
+
+        var unbounded = State(limit: 1)
+        #expect(unbounded.maxQueued == nil)
+        #expect(unbounded.acquire(id: 1) == .granted)
+        for id in 2...1_000 { #expect(unbounded.acquire(id: UInt64(id)) == .queued) }
+        #expect(unbounded.queuedCount == 999)
+    }
+
+    @Test("A random walk of arrivals, attaches, cancellations and releases keeps the queue within its bound")
+    func randomWalkKeepsTheBound() {
+        var random = SplitMix64(seed: 0xB0B)
+        for maxQueued in [0, 1, 3, 8] {
+            var state = State(limit: 2, maxQueued: maxQueued)
+            var nextID: UInt64 = 0
+            var holders = 0  // Callers holding a permit (granted, or handed one and attached).
+            var queued: [UInt64] = []  // Queued ids, oldest first (attached at once).
+            for _ in 0..<5_000 {
+                switch random.next() % 3 {
+                case 0:
+                    let id = nextID
+                    nextID += 1
+                    switch state.acquire(id: id) {
+                    case .granted: holders += 1
+                    case .queued:
+                        #expect(state.attach("\(id)", to: id) == .waiting)
+                        queued.append(id)
+                    case .refused:
+                        #expect(queued.count == maxQueued)
+                        #expect(holders == 2)
+                    }
+                case 1 where !queued.isEmpty:
+                    let index = Int(random.next() % UInt64(queued.count))
+                    let id = queued.remove(at: index)
+                    #expect(state.abandon(id: id) == .removed("\(id)"))
+                case _ where holders > 0:
+                    if let handedTo = state.release() {
+                        #expect(handedTo == "\(queued.removeFirst())")
+                    } else {
+                        holders -= 1
+                    }
+                default: break
+                }
+                #expect(state.queuedCount == queued.count)
+                #expect(state.queuedCount <= maxQueued)
+                #expect(state.running == holders)
+            }
+        }
+    }
 }

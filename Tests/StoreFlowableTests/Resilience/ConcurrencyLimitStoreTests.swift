@@ -61,6 +61,26 @@ struct ConcurrencyLimitStoreTests {
         #expect(limit.runningCount == 0 && limit.queuedCount == 0)
     }
 
+    @Test func aFetchRefusedByAFullQueueFailsWithTheTypedErrorAndIsNotRetried() async throws {
+        let origin = CountingOrigin()
+        let limit = ConcurrencyLimit(maxConcurrent: 1, maxQueued: 0)
+        let retrying = FetchPolicy(
+            retry: RetryPolicy(maxAttempts: 5, baseDelay: .zero, jitter: .none), concurrencyLimit: limit)
+        let store = KeyedStore(
+            cache: MemoryCache<Int, String>(), manager: FlowableDataStateManager(fetchPolicy: retrying)
+        ) { key in await origin.fetch(key) }
+        let first = Task { try await store[1].requireData() }
+        await Self.waitUntil { origin.running == 1 }
+        await #expect(throws: ConcurrencyLimitError.queueFull(maxConcurrent: 1, maxQueued: 0)) {
+            try await store[2].requireData()
+        }
+        #expect(origin.started == [1])
+        origin.gate.open()
+        #expect(try await first.value == "value 1")
+        // The refusal left nothing behind: key 2 loads once a permit is free.
+        #expect(try await store[2].requireData() == "value 2")
+    }
+
     @Test func aQueuedFetchWhoseCallersLeftNeverCallsTheOrigin() async throws {
         let origin = CountingOrigin()
         let limit = ConcurrencyLimit(maxConcurrent: 2)

@@ -298,6 +298,91 @@ struct ConcurrencyLimitTests {
         #expect(outcomes.ran + outcomes.cancelled == 300)
     }
 
+    @Test(
+        "With a full queue, a caller is refused at once with a typed error and never runs",
+        .timeLimit(.minutes(1)))
+    func aFullQueueRefusesAtOnce() async throws {
+        let limit = ConcurrencyLimit(maxConcurrent: 1, maxQueued: 1)
+        #expect(limit.maxQueued == 1)
+        let gate = Gate()
+        let holder = Task { try await limit.run { await gate.wait() } }
+        await gate.arrived()
+        let waiter = Task { try await limit.run { 2 } }
+        try await eventually { limit.queuedCount == 1 }
+        let ran = LockedValue(false)
+        await #expect(throws: ConcurrencyLimitError.queueFull(maxConcurrent: 1, maxQueued: 1)) {
+            try await limit.run { ran.withLock { $0 = true } }
+        }
+        #expect(!ran.withLock { $0 })
+        #expect(limit.runningCount == 1)
+        #expect(limit.queuedCount == 1)
+        gate.open()
+        try await holder.value
+        #expect(try await waiter.value == 2)
+        // Nothing of the refused caller is left: the next callers run and queue as before.
+        #expect(try await limit.run { 3 } == 3)
+        #expect(limit.runningCount == 0)
+        #expect(limit.queuedCount == 0)
+    }
+
+    @Test("A queue bound of 0 refuses whoever finds no free permit", .timeLimit(.minutes(1)))
+    func aZeroQueueBoundOnlyRunsWhatFits() async throws {
+        let limit = ConcurrencyLimit(maxConcurrent: 2, maxQueued: -5)
+        #expect(limit.maxQueued == 0)
+        let gate = Gate()
+        let holders = (0..<2).map { _ in Task { try await limit.run { await gate.wait() } } }
+        try await eventually { limit.runningCount == 2 }
+        await #expect(throws: ConcurrencyLimitError.self) { try await limit.run { 1 } }
+        #expect(limit.queuedCount == 0)
+        gate.open()
+        for holder in holders { try await holder.value }
+        #expect(try await limit.run { 1 } == 1)
+    }
+
+    @Test(
+        "1,000 callers at once against a bounded queue: at most 8 run and 16 wait, each runs or is refused, no permit lost",
+        .timeLimit(.minutes(3)))
+    func boundedQueueUnderContention() async throws {
+        let limit = ConcurrencyLimit(maxConcurrent: 8, maxQueued: 16)
+        let tracker = Tracker()
+        let peakQueued = LockedValue(0)
+        let outcomes = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for index in 0..<1_000 {
+                group.addTask {
+                    do {
+                        try await limit.run {
+                            tracker.enter(index)
+                            let queued = limit.queuedCount
+                            peakQueued.withLock { $0 = max($0, queued) }
+                            for _ in 0..<3 { await Task.yield() }
+                            tracker.leave()
+                        }
+                        return true
+                    } catch ConcurrencyLimitError.queueFull {
+                        return false
+                    }
+                }
+            }
+            var outcomes: [Bool] = []
+            for try await ran in group { outcomes.append(ran) }
+            return outcomes
+        }
+        let ran = outcomes.filter { $0 }.count
+        #expect(outcomes.count == 1_000)
+        #expect(ran == tracker.finished)
+        #expect(ran >= 8 + 16 || ran == 1_000)
+        #expect(tracker.peak <= 8)
+        #expect(peakQueued.withLock { $0 } <= 16)
+        #expect(limit.runningCount == 0)
+        #expect(limit.queuedCount == 0)
+        // Every permit is still there.
+        let gate = Gate()
+        let holders = (0..<8).map { _ in Task { try await limit.run { await gate.wait() } } }
+        try await eventually { limit.runningCount == 8 }
+        gate.open()
+        for holder in holders { try await holder.value }
+    }
+
     @Test("Cancelling callers at every moment never loses or leaks a permit", .timeLimit(.minutes(3)))
     func cancelAtEveryMoment() async throws {
         let maxConcurrent = 3

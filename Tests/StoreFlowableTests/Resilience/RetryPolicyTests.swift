@@ -65,6 +65,27 @@ struct RetryPolicyTests {
         #expect(capped.delay(afterFailedAttempt: .max - 1, advice: .retry) == .seconds(1))
     }
 
+    @Test func maxElapsedAllowsOnlyRetriesThatStartWithinIt() {
+        var bounded = policy(attempts: 10)
+        bounded.maxElapsed = .seconds(1)
+        #expect(bounded.delay(afterFailedAttempt: 1, advice: .retry, elapsed: .milliseconds(900)) == .milliseconds(100))
+        #expect(bounded.delay(afterFailedAttempt: 1, advice: .retry, elapsed: .milliseconds(901)) == nil)
+        #expect(bounded.delay(afterFailedAttempt: 3, advice: .retry, elapsed: .milliseconds(600)) == .milliseconds(400))
+        #expect(bounded.delay(afterFailedAttempt: 3, advice: .retry, elapsed: .milliseconds(601)) == nil)
+        // A server's delay counts the same way.
+        #expect(bounded.delay(afterFailedAttempt: 1, advice: .retryAfter(.milliseconds(999)), elapsed: .zero) != nil)
+        #expect(bounded.delay(afterFailedAttempt: 1, advice: .retryAfter(.seconds(1)), elapsed: .milliseconds(1)) == nil)
+        // Without a bound, elapsed time changes nothing.
+        #expect(policy(attempts: 10).delay(afterFailedAttempt: 1, advice: .retry, elapsed: .seconds(3_600)) != nil)
+        // A negative bound counts as zero: only an immediate retry at the start fits.
+        bounded.maxElapsed = .seconds(-5)
+        #expect(bounded.delay(afterFailedAttempt: 1, advice: .retry, elapsed: .zero) == nil)
+        #expect(bounded.delay(afterFailedAttempt: 1, advice: .retryAfter(.zero), elapsed: .seconds(-1)) == .zero)
+        // Huge values never trap.
+        bounded.maxElapsed = .seconds(Int64.max)
+        #expect(bounded.delay(afterFailedAttempt: 1, advice: .retry, elapsed: .seconds(Int64.max)) == nil)
+    }
+
     @Test func theDefaultRetriesOnlyWhatAnErrorAdvises() {
         #expect(RetryPolicy.defaultAdvice(for: AdvisedError.transient) == .retry)
         #expect(

@@ -35,6 +35,56 @@ struct RetryTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func maxElapsedStopsRetryingASlowOrigin() async throws {
+        // Each attempt takes 2 s on the manual clock (the origin advances it, as a timeout would).
+        let clockBox = LockedValue<ManualClock?>(nil)
+        var policy = RetryPolicy(maxAttempts: 5, baseDelay: .milliseconds(100), maxDelay: .seconds(1), jitter: .none)
+        policy.maxElapsed = .seconds(3)
+        let fixture = RetryFixture([], policy: policy) { _ in
+            clockBox.withLock { $0 }?.advance(by: .seconds(2))
+            return .failure(AdvisedError.transient)
+        }
+        clockBox.withLock { $0 = fixture.clock }
+        let store = fixture.store
+        let caller = Task { try await store.requireData() }
+        // Attempt 1 fails at 2 s: 2 s + 100 ms is within 3 s, so attempt 2 starts at 2.1 s.
+        await fixture.clock.sleepers(atLeast: 1)
+        fixture.clock.advance(by: .milliseconds(100))
+        // Attempt 2 fails at 4.1 s: past the bound, so the fetch ends with its error.
+        await #expect(throws: AdvisedError.self) { try await caller.value }
+        #expect(fixture.origin.callCount == 2)
+        #expect(
+            fixture.summary == [
+                "miss", "started 1", "failed 1 2000ms retrying", "retry 2 in 100ms", "started 2", "failed 2 2000ms",
+            ])
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func maxElapsedCountsTheWaitForTheConcurrencyLimit() async throws {
+        let clock = ManualClock()
+        let limit = ConcurrencyLimit(maxConcurrent: 1)
+        var policy = RetryPolicy(maxAttempts: 5, baseDelay: .milliseconds(100), maxDelay: .seconds(1), jitter: .none)
+        policy.maxElapsed = .seconds(3)
+        let origin = ScriptedOrigin<String>([], otherwise: { _ in .failure(AdvisedError.transient) })
+        let manager = FlowableDataStateManager<Int>(
+            fetchPolicy: FetchPolicy(retry: policy, concurrencyLimit: limit, clock: clock))
+        let store = TestStoreCallback(key: 1, manager: manager, cache: InMemoryCache<String>(), origin: origin).create()
+        // Another caller of the limit holds its only permit while the fetch waits 5 s for it.
+        let gate = Gate()
+        let holder = Task { try await limit.run { await gate.wait() } }
+        await gate.arrived()
+        let caller = Task { try await store.requireData() }
+        while limit.queuedCount == 0 { await Task.yield() }
+        clock.advance(by: .seconds(5))
+        gate.open()
+        try await holder.value
+        // The first attempt fails at once, 5 s after the fetch began: no retry.
+        await #expect(throws: AdvisedError.self) { try await caller.value }
+        #expect(origin.callCount == 1)
+        #expect(clock.sleeperCount == 0)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func jitterComesFromTheInjectedRandomSource() async throws {
         let numbers = LockedValue([0.5, 0.25])
         let policy = RetryPolicy(
