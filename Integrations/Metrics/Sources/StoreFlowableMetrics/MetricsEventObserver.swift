@@ -39,13 +39,17 @@ public import StoreFlowable
 /// backend keeps one time series per distinct set of dimensions: a key dimension would grow the backend
 /// without limit. Log keys instead (`LoggingEventObserver`, in the `StoreFlowableLogging` package).
 ///
-/// Each event asks the factory for its metric by label and dimensions, as `Counter(label:dimensions:)`
-/// does; backends return one metric for one label and set of dimensions.
+/// The observer asks the factory for each metric by label and dimensions once, the first time an event
+/// of that data type and series arrives, as `Counter(label:dimensions:)` does, and keeps the handler for
+/// the next events; copies of an observer share what they kept. Backends return one metric for one label
+/// and set of dimensions, so two observers over one factory count into the same metrics.
 public struct MetricsEventObserver: StoreEventObserver {
     /// The metrics backend the events are counted in.
     public let factory: any MetricsFactory
     /// The start of every metric's label, followed by `_`; no prefix (and no `_`) when empty.
     public let labelPrefix: String
+    /// The handlers the factory made, by data type and series.
+    private let handles = MetricHandles()
 
     /// Creates an observer that counts the events in `factory`.
     ///
@@ -62,43 +66,51 @@ public struct MetricsEventObserver: StoreEventObserver {
     /// Counts `event` in its metric (see the list above); the end of an origin call also records its
     /// duration.
     ///
+    /// The factory is asked for each metric once per data type and series (as `Counter` would be kept
+    /// by a user), then the handler is reused: an event costs one lookup in a small table under a lock
+    /// held for that lookup only, and no allocation. The factory is never called under that lock.
+    ///
     /// - Parameter event: The event a store reported.
     public func observe(_ event: StoreEvent) {
-        let dataType = ("data_type", String(describing: event.dataType))
         switch event.kind {
         case .cacheHit(let freshness):
-            count("cache_reads", dataType, ("result", freshness == .fresh ? "hit_fresh" : "hit_stale"))
+            count(freshness == .fresh ? .cacheReadHitFresh : .cacheReadHitStale, event)
         case .cacheMiss:
-            count("cache_reads", dataType, ("result", "miss"))
+            count(.cacheReadMiss, event)
         case .cacheReadFailed:
-            count("cache_reads", dataType, ("result", "read_failed"))
+            count(.cacheReadFailed, event)
         case .cacheEntryCorrupt:
-            count("corrupt_cache_entries", dataType)
+            count(.corruptEntry, event)
         case .joinedFetch:
-            count("fetches", dataType, ("outcome", "joined"))
+            count(.fetchJoined, event)
         case .fetchStarted:
-            count("fetches", dataType, ("outcome", "started"))
+            count(.fetchStarted, event)
         case .fetchSucceeded(_, let duration):
-            count("fetches", dataType, ("outcome", "succeeded"))
-            time("fetch_duration", duration, dataType, ("outcome", "succeeded"))
+            count(.fetchSucceeded, event)
+            time(.fetchSucceededDuration, duration, event)
         case .fetchFailed(_, let duration, _, _):
-            count("fetches", dataType, ("outcome", "failed"))
-            time("fetch_duration", duration, dataType, ("outcome", "failed"))
+            count(.fetchFailed, event)
+            time(.fetchFailedDuration, duration, event)
         case .retryScheduled:
-            count("retries_scheduled", dataType)
+            count(.retryScheduled, event)
         case .staleServed(.revalidating):
-            count("stale_served", dataType, ("reason", "revalidating"))
+            count(.staleServedRevalidating, event)
         case .staleServed(.originFailed):
-            count("stale_served", dataType, ("reason", "origin_failed"))
+            count(.staleServedOriginFailed, event)
         case .batchDispatched(let size):
-            factory.makeRecorder(label: label("batch_size"), dimensions: [dataType], aggregate: true)
-                .record(Int64(size))
+            let key = MetricHandles.Key(dataType: ObjectIdentifier(event.dataType), series: .batchSize)
+            handles.recorder(for: key) {
+                factory.makeRecorder(
+                    label: label(MetricSeries.batchSize.name), dimensions: dimensions(.batchSize, event),
+                    aggregate: true)
+            }
+            .record(Int64(size))
         case .invalidated:
-            count("invalidations", dataType)
+            count(.invalidation, event)
         case .reloaded:
-            count("reloads", dataType)
+            count(.reload, event)
         case .staleMarkFailed:
-            count("stale_mark_failures", dataType)
+            count(.staleMarkFailure, event)
         }
     }
 
@@ -109,12 +121,25 @@ public struct MetricsEventObserver: StoreEventObserver {
         labelPrefix.isEmpty ? name : labelPrefix + "_" + name
     }
 
-    private func count(_ name: String, _ dimensions: (String, String)...) {
-        factory.makeCounter(label: label(name), dimensions: dimensions).increment(by: 1)
+    /// The dimensions of `series` for the data type of `event`.
+    private func dimensions(_ series: MetricSeries, _ event: StoreEvent) -> [(String, String)] {
+        [("data_type", String(describing: event.dataType))] + (series.dimension.map { [$0] } ?? [])
     }
 
-    private func time(_ name: String, _ duration: Duration, _ dimensions: (String, String)...) {
-        factory.makeTimer(label: label(name), dimensions: dimensions).recordNanoseconds(Self.nanoseconds(duration))
+    private func count(_ series: MetricSeries, _ event: StoreEvent) {
+        let key = MetricHandles.Key(dataType: ObjectIdentifier(event.dataType), series: series)
+        handles.counter(for: key) {
+            factory.makeCounter(label: label(series.name), dimensions: dimensions(series, event))
+        }
+        .increment(by: 1)
+    }
+
+    private func time(_ series: MetricSeries, _ duration: Duration, _ event: StoreEvent) {
+        let key = MetricHandles.Key(dataType: ObjectIdentifier(event.dataType), series: series)
+        handles.timer(for: key) {
+            factory.makeTimer(label: label(series.name), dimensions: dimensions(series, event))
+        }
+        .recordNanoseconds(Self.nanoseconds(duration))
     }
 
     /// `duration` in whole nanoseconds, saturating at the bounds of `Int64` (about 292 years).

@@ -1,4 +1,5 @@
 import CoreMetrics
+import Foundation
 import MetricsTestKit
 import StoreFlowable
 import StoreFlowableMetrics
@@ -36,6 +37,85 @@ struct MetricsEventObserverTests {
             let sorted = dimensions.sorted { $0.0 < $1.0 }.map { "\($0.0)=\($0.1)" }
             return label + "{" + sorted.joined(separator: ",") + "}"
         }
+    }
+
+    /// A factory that counts the handlers it is asked for and makes them with `TestMetrics`.
+    private final class CountingFactory: MetricsFactory, Sendable {
+        let metrics = TestMetrics()
+        private let made = LockedCount()
+
+        var handlersMade: Int { made.value }
+
+        func makeCounter(label: String, dimensions: [(String, String)]) -> any CounterHandler {
+            made.increment()
+            return metrics.makeCounter(label: label, dimensions: dimensions)
+        }
+
+        func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler {
+            made.increment()
+            return metrics.makeRecorder(label: label, dimensions: dimensions, aggregate: aggregate)
+        }
+
+        func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler {
+            made.increment()
+            return metrics.makeTimer(label: label, dimensions: dimensions)
+        }
+
+        func destroyCounter(_ handler: any CounterHandler) { metrics.destroyCounter(handler) }
+        func destroyRecorder(_ handler: any RecorderHandler) { metrics.destroyRecorder(handler) }
+        func destroyTimer(_ handler: any TimerHandler) { metrics.destroyTimer(handler) }
+    }
+
+    @Test func theFactoryIsAskedOncePerSeriesAndDataType() {
+        let factory = CountingFactory()
+        let observer = MetricsEventObserver(factory: factory)
+        let copy = observer  // copies share the handlers
+        for _ in 0..<100 {
+            observer.observe(StoreEvent(.cacheHit(.fresh), key: 1, dataType: String.self))
+            copy.observe(StoreEvent(.cacheHit(.fresh), key: 1, dataType: Int.self))
+            observer.observe(StoreEvent(.cacheHit(.stale), key: 2, dataType: String.self))
+            observer.observe(StoreEvent(.batchDispatched(size: 3), key: 2, dataType: String.self))
+            copy.observe(
+                StoreEvent(.fetchSucceeded(attempt: 1, duration: .seconds(1)), key: 3, dataType: String.self))
+        }
+        // hit_fresh × 2 types, hit_stale, batch_size, fetches{succeeded} and its duration.
+        #expect(factory.handlersMade == 6)
+        let counters = Snapshot(factory.metrics).counters
+        #expect(counters["storeflowable_cache_reads{data_type=String,result=hit_fresh}"] == 100)
+        #expect(counters["storeflowable_cache_reads{data_type=Int,result=hit_fresh}"] == 100)
+        #expect(counters["storeflowable_cache_reads{data_type=String,result=hit_stale}"] == 100)
+        #expect(counters["storeflowable_fetches{data_type=String,outcome=succeeded}"] == 100)
+        #expect(Snapshot(factory.metrics).recorders["storeflowable_batch_size{data_type=String}"]?.count == 100)
+        #expect(
+            Snapshot(factory.metrics).timers["storeflowable_fetch_duration{data_type=String,outcome=succeeded}"]?.count
+                == 100)
+    }
+
+    @Test func eventsObservedFromManyThreadsAtOnceAreAllCounted() async {
+        let factory = CountingFactory()
+        let observer = MetricsEventObserver(factory: factory)
+        await withTaskGroup(of: Void.self) { group in
+            for task in 0..<8 {
+                group.addTask {
+                    for index in 0..<2_000 {
+                        let kind: StoreEvent.Kind = index % 2 == 0 ? .cacheHit(.fresh) : .cacheMiss(freshness: nil)
+                        if task % 2 == 0 {
+                            observer.observe(StoreEvent(kind, key: index, dataType: String.self))
+                        } else {
+                            observer.observe(StoreEvent(kind, key: index, dataType: [Int].self))
+                        }
+                    }
+                }
+            }
+        }
+        let counters = Snapshot(factory.metrics).counters
+        #expect(counters["storeflowable_cache_reads{data_type=String,result=hit_fresh}"] == 4_000)
+        #expect(counters["storeflowable_cache_reads{data_type=String,result=miss}"] == 4_000)
+        #expect(counters["storeflowable_cache_reads{data_type=Array<Int>,result=hit_fresh}"] == 4_000)
+        #expect(counters["storeflowable_cache_reads{data_type=Array<Int>,result=miss}"] == 4_000)
+        // Threads racing on a new series may each make a handler; the backend merges them, and the
+        // observer keeps one.
+        #expect(factory.handlersMade >= 4)
     }
 
     @Test func aMissAFreshHitAndAFailingFetchThroughAKeyedStore() async throws {
@@ -134,4 +214,15 @@ struct MetricsEventObserverTests {
         #expect(MetricsEventObserver().factory as AnyObject === MetricsSystem.factory as AnyObject)
         #expect(MetricsEventObserver().labelPrefix == "storeflowable")
     }
+}
+
+/// A count behind a lock, for the counting factory.
+private final class LockedCount: @unchecked Sendable {
+    // Safety: `count` is only read and written while `lock` is held.
+    private let lock = NSLock()
+    private var count = 0
+
+    var value: Int { lock.withLock { count } }
+
+    func increment() { lock.withLock { count += 1 } }
 }
