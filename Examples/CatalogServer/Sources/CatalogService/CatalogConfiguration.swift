@@ -23,17 +23,28 @@ public struct CatalogConfiguration: Sendable {
     public var freshness = FreshnessPolicy(
         freshFor: .seconds(5), staleWhileRevalidate: .seconds(30), staleIfError: .seconds(300))
     /// How a failed upstream call is retried: 3 attempts at most, 50 ms then 100 ms apart, capped at
-    /// 1 second, honouring `Retry-After` up to that cap.
+    /// 1 second, honouring `Retry-After` up to that cap, and no retry starting later than 3 seconds
+    /// after the fetch began.
     ///
     /// No jitter by default: the keys of a failed batch then retry together and go out as one batch
     /// again, instead of scattering into many small ones. Every instance's retries are still spread by
     /// when its own requests arrived.
-    public var retry = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(50), maxDelay: .seconds(1), jitter: .none)
+    ///
+    /// The time bound (`maxElapsed`) keeps a slow upstream from holding a request for three timeouts in
+    /// a row: with the default timeout and queue, a fetch ends within about 3 s plus one attempt (at
+    /// most 2 s waiting in line and 2 s of request), so well within a client's 10 s.
+    public var retry = RetryPolicy(
+        maxAttempts: 3, baseDelay: .milliseconds(50), maxDelay: .seconds(1), jitter: .none, maxElapsed: .seconds(3))
     /// The deadline of one upstream request, from sending it to the end of its body.
     public var upstreamTimeout: Duration = .seconds(2)
     /// The most upstream requests of the stores in flight at once (batches, pages and writes together);
     /// the others wait in line, in arrival order.
     public var upstreamConcurrency = 16
+    /// The most upstream requests that wait in that line at once; a request beyond it is not sent and
+    /// its callers get a 503 at once (or the stale value, inside the stale-if-error window), so a slow
+    /// upstream never piles requests up in the service. With 16 running and 16 waiting, a request waits
+    /// at most for one round of requests ahead of it: one timeout.
+    public var upstreamQueueLimit = 16
     /// How long a batch of product misses collects ids before it goes to the upstream.
     public var batchWindow: Duration = .milliseconds(2)
     /// The most ids in one batch request: the upstream's limit, 100.

@@ -10,6 +10,8 @@ extension CatalogError {
     ///   are ``upstreamUnavailable(_:)``; any other status, a body that does not decode or is too large
     ///   is ``upstreamMalformed(_:)``; a request that could not be made is ``internalFailure(_:)``.
     /// - `StoreFlowableError.cacheWriteFailed` and `.cacheReadFailed` are ``cacheUnavailable(_:)``.
+    /// - `ConcurrencyLimitError.queueFull` (too many upstream requests already waiting) is
+    ///   ``upstreamUnavailable(_:)``.
     /// - Anything else is ``internalFailure(_:)``, with its description.
     ///
     /// Cancellation is not classified: callers let `CancellationError` through before calling this.
@@ -23,6 +25,8 @@ extension CatalogError {
             self = Self.classifying(error)
         case StoreFlowableError.cacheWriteFailed(let underlying), StoreFlowableError.cacheReadFailed(let underlying):
             self = .cacheUnavailable("\(underlying)")
+        case let error as ConcurrencyLimitError:
+            self = .upstreamUnavailable("\(error)")
         case let error as BatchedOriginError:
             self = .upstreamMalformed("\(error)")
         default:

@@ -103,7 +103,9 @@ public struct CatalogService: Service {
         ])
         let upstream = UpstreamClient(
             baseURL: configuration.upstreamURL, client: client, timeout: configuration.upstreamTimeout,
-            pageSize: configuration.pageSize, limit: ConcurrencyLimit(maxConcurrent: configuration.upstreamConcurrency),
+            pageSize: configuration.pageSize,
+            limit: ConcurrencyLimit(
+                maxConcurrent: configuration.upstreamConcurrency, maxQueued: configuration.upstreamQueueLimit),
             metrics: metrics)
         let parts = Parts(
             metrics: metrics, upstream: upstream,

@@ -14,7 +14,8 @@ import StoreFlowableFoundation
 ///
 /// Every call but ``directProduct(_:)`` waits for a permit of the shared `ConcurrencyLimit` first, so a
 /// burst of misses, pages and writes never has more than `upstreamConcurrency` requests in flight at
-/// once. The limit is taken here, around each HTTP request, rather than in the stores' `FetchPolicy`:
+/// once, and no more than `upstreamQueueLimit` wait for a permit: a request beyond that fails at once
+/// with `ConcurrencyLimitError.queueFull`, which the retry policy does not retry. The limit is taken here, around each HTTP request, rather than in the stores' `FetchPolicy`:
 /// a batch is one request for many keys, and the policy would count each key's fetch.
 ///
 /// Failures are the loaders' `NetworkLoaderError`s (the stores' retry policy reads them), except a 404

@@ -41,6 +41,46 @@ struct ServiceUpstreamFailureTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func aSlowUpstreamShedsRequestsBeyondItsQueueAsTyped503s() async throws {
+        // The upstream's latency sleeps on a clock the test moves, so its requests hold their permits
+        // until the test lets them go. One permit and one place in line: of three misses sent as three
+        // requests, one runs, one waits and one is turned away at once.
+        let upstreamClock = ManualClock()
+        try await UpstreamTestServer.run(control: UpstreamControl(latencyMilliseconds: 100), clock: upstreamClock) {
+            upstream in
+            try await ServiceUnderTest.run(
+                upstream: upstream.baseURL,
+                configure: {
+                    $0.batchSize = 1
+                    $0.upstreamConcurrency = 1
+                    $0.upstreamQueueLimit = 1
+                }
+            ) { service in
+                let first = Task { try await service.get("/products/1") }
+                await upstreamClock.sleepers(atLeast: 1)
+                let statuses = try await withThrowingTaskGroup(of: ServiceClient.Answer.self) { group in
+                    for id in [2, 3] { group.addTask { try await service.get("/products/\(id)") } }
+                    // The one turned away answers while the upstream still holds the first request.
+                    let shed = try await group.next()
+                    #expect(shed?.status == 503)
+                    #expect(try shed?.errorMessage() == "the upstream is unavailable and no cached value can be served")
+                    upstreamClock.advance(by: .milliseconds(100))
+                    #expect(try await first.value.status == 200)
+                    // The one that waited in line goes out now.
+                    await upstreamClock.sleepers(atLeast: 1)
+                    upstreamClock.advance(by: .milliseconds(100))
+                    var statuses = [shed?.status]
+                    for try await answer in group { statuses.append(answer.status) }
+                    return statuses
+                }
+                #expect(statuses == [503, 200])
+                // Never retried: the upstream saw the two requests that were let in.
+                #expect(await upstream.upstream.state.stats.requests == 2)
+            }
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func aFailingUpstreamIsA503AfterTheRetries() async throws {
         let calls = CallCounter()
         try await FakeUpstream.run(routes: { router in
