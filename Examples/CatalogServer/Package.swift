@@ -26,6 +26,8 @@ let package = Package(
         .package(path: "../../Integrations/Metrics"),
         .package(path: "../../Integrations/Logging"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
+        // Already in the graph through Hummingbird; named for its lock (`NIOLockedValueBox`).
+        .package(url: "https://github.com/apple/swift-nio", from: "2.0.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.0.0"),
@@ -75,6 +77,7 @@ let package = Package(
                 .product(name: "StoreFlowableMetrics", package: "Metrics"),
                 .product(name: "StoreFlowableLogging", package: "Logging"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

@@ -1,6 +1,7 @@
 import CatalogModel
 import Hummingbird
 import Logging
+import NIOConcurrencyHelpers
 import ServiceLifecycle
 import StoreFlowable
 
@@ -22,7 +23,7 @@ import StoreFlowable
 /// store's own streams conflate.
 enum ProductEventStream {
     /// What the writing loop is handed: a state to send, or a heartbeat.
-    private enum Signal: Sendable {
+    enum Signal: Sendable {
         case state(LoadingState<Product>)
         case heartbeat
     }
@@ -60,28 +61,56 @@ enum ProductEventStream {
             })
     }
 
-    /// Writes each state of product `id` to `writer` until the task is cancelled, a write fails or a
-    /// graceful shutdown begins.
+    /// Writes the states of product `id` and the heartbeats between them to `writer` until the store's
+    /// stream ends, the service shuts down or a write fails.
     ///
     /// - Parameters:
     ///   - id: The product's id.
-    ///   - catalog: The repository.
-    ///   - heartbeat: The idle interval between comment lines.
-    ///   - writer: The response body.
-    /// - Throws: What a write throws.
+    ///   - catalog: The repository whose store is streamed.
+    ///   - heartbeat: How long an idle stream waits before it sends a comment line.
+    ///   - writer: The answer's body.
+    /// - Throws: What a write throws (the client went away).
     private static func stream(
         id: Int, catalog: any ProductCatalog, heartbeat: Duration, into writer: inout any ResponseBodyWriter
     ) async throws {
+        try await forward(states: catalog.states(ofProduct: id), heartbeat: heartbeat, clock: ContinuousClock()) {
+            try await writer.write(ByteBuffer(string: $0))
+        }
+    }
+
+    /// Writes each state of `states` and a heartbeat every `heartbeat` (on `clock`) with `write`, until
+    /// `states` ends, the service shuts down or `write` throws.
+    ///
+    /// States and heartbeats wait for the writer in one buffer of the newest 16. At most one heartbeat is
+    /// in it at a time (the next one is skipped while one waits), so a writer blocked by a slow client
+    /// never has its newest state pushed out by heartbeats: the client always ends with the newest state.
+    ///
+    /// - Parameters:
+    ///   - states: The store's states.
+    ///   - heartbeat: How long between heartbeats.
+    ///   - clock: The clock the heartbeats sleep on.
+    ///   - write: Writes one event's text.
+    /// - Throws: What `write` throws.
+    static func forward(
+        states: AsyncStream<LoadingState<Product>>, heartbeat: Duration, clock: any Clock<Duration>,
+        write: (String) async throws -> Void
+    ) async throws {
         let (signals, sink) = AsyncStream.makeStream(of: Signal.self, bufferingPolicy: .bufferingNewest(16))
+        let heartbeatWaiting = NIOLockedValueBox(false)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                for await state in catalog.states(ofProduct: id) { sink.yield(.state(state)) }
+                for await state in states { sink.yield(.state(state)) }
                 sink.finish()
             }
             group.addTask {
                 while !Task.isCancelled {
-                    try? await Task.sleep(for: heartbeat)
-                    if !Task.isCancelled { sink.yield(.heartbeat) }
+                    try? await clock.sleep(for: heartbeat)
+                    if Task.isCancelled { break }
+                    let send = heartbeatWaiting.withLockedValue { waiting in
+                        defer { waiting = true }
+                        return !waiting
+                    }
+                    if send { sink.yield(.heartbeat) }
                 }
             }
             // Ending the stream of signals ends the loop; leaving it (for any reason) cancels the
@@ -89,7 +118,8 @@ enum ProductEventStream {
             defer { group.cancelAll() }
             try await withGracefulShutdownHandler {
                 for await signal in signals {
-                    try await writer.write(ByteBuffer(string: try text(of: signal)))
+                    if case .heartbeat = signal { heartbeatWaiting.withLockedValue { $0 = false } }
+                    try await write(try text(of: signal))
                 }
             } onGracefulShutdown: {
                 sink.finish()
