@@ -27,6 +27,11 @@ public import StoreFlowable
 /// - `warning`: something failed. `fetch failed` (also when a retry follows), `cache read failed`,
 ///   `stale mark failed`.
 ///
+/// A fetch that ended because nobody waited for it any more (its error is a `CancellationError` or
+/// `StoreFlowableError.originCancelled`) is not a failure: it is written as `fetch cancelled`, at
+/// `debug`. To choose other levels, pass `level:`; ``defaultLevel(of:)`` is the list above, which your
+/// function can fall back on.
+///
 /// The details are metadata. Every entry has `data_type` (the stores' data type, as `String(describing:)`
 /// writes it) and, but for a batch's, `key`; as the kind has them, `freshness`, `attempt`, `duration`,
 /// `error`, `will_retry`, `delay`, `reason` and `batch_size`.
@@ -41,27 +46,58 @@ public struct LoggingEventObserver: StoreEventObserver {
     /// The logger the entries are written to.
     public let logger: Logger
 
+    /// The level each event is written at.
+    public let level: @Sendable (StoreEvent.Kind) -> Logger.Level
+
     /// Creates an observer that writes the events to `logger`.
     ///
-    /// - Parameter logger: The logger; by default one labelled `StoreFlowable`, from the logging backend
-    ///   the program bootstrapped. Its `logLevel` decides which entries are written.
-    public init(logger: Logger = Logger(label: "StoreFlowable")) {
+    /// ```swift
+    /// // Stale values served are worth a warning in this service; the rest as by default.
+    /// let observer = LoggingEventObserver(logger: logger) { kind in
+    ///     if case .staleServed = kind { return .warning }
+    ///     return LoggingEventObserver.defaultLevel(of: kind)
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - logger: The logger; by default one labelled `StoreFlowable` from the bootstrapped backend.
+    ///   - level: The level of each event; ``defaultLevel(of:)`` by default. It is called on the thread
+    ///     that reports the event, for every event, so keep it cheap.
+    public init(
+        logger: Logger = Logger(label: "StoreFlowable"),
+        level: @escaping @Sendable (StoreEvent.Kind) -> Logger.Level = LoggingEventObserver.defaultLevel(of:)
+    ) {
         self.logger = logger
+        self.level = level
     }
 
     /// Writes `event` as one entry, at its kind's level (see above).
     ///
     /// - Parameter event: The event a store reported.
     public func observe(_ event: StoreEvent) {
-        logger.log(level: Self.level(of: event.kind), "\(Self.message(of: event.kind))", metadata: metadata(of: event))
+        logger.log(level: level(event.kind), "\(Self.message(of: event.kind))", metadata: metadata(of: event))
     }
 
-    /// The level of entries of `kind`.
-    private static func level(of kind: StoreEvent.Kind) -> Logger.Level {
+    /// The level of an event unless the observer was given another: `debug` for the everyday path and
+    /// for a cancelled fetch, `info` for what is worth seeing in production, `warning` for failures.
+    ///
+    /// - Parameter kind: What happened.
+    /// - Returns: The level to write it at.
+    @Sendable
+    public static func defaultLevel(of kind: StoreEvent.Kind) -> Logger.Level {
         switch kind {
         case .cacheHit, .cacheMiss, .joinedFetch, .fetchStarted, .fetchSucceeded: .debug
+        case .fetchFailed(_, _, let error, _) where isCancellation(error): .debug
         case .retryScheduled, .staleServed, .batchDispatched, .invalidated, .reloaded: .info
         case .fetchFailed, .cacheReadFailed, .cacheEntryCorrupt, .staleMarkFailed: .warning
+        }
+    }
+
+    /// Whether `error` says the fetch was abandoned rather than failed.
+    private static func isCancellation(_ error: any Error) -> Bool {
+        switch error {
+        case is CancellationError, StoreFlowableError.originCancelled: true
+        default: false
         }
     }
 
@@ -75,6 +111,7 @@ public struct LoggingEventObserver: StoreEventObserver {
         case .joinedFetch: "joined fetch"
         case .fetchStarted: "fetch started"
         case .fetchSucceeded: "fetch succeeded"
+        case .fetchFailed(_, _, let error, _) where isCancellation(error): "fetch cancelled"
         case .fetchFailed: "fetch failed"
         case .retryScheduled: "retry scheduled"
         case .staleServed: "stale value served"

@@ -93,6 +93,35 @@ struct LoggingEventObserverTests {
         #expect(writes.all.count == 1)
     }
 
+    @Test func aCancelledFetchIsADebugEntryNotAFailure() {
+        let entries = LogEntries()
+        let observer = LoggingEventObserver(logger: .capturing(into: entries))
+        for error in [CancellationError() as any Error, StoreFlowableError.originCancelled] {
+            observer.observe(
+                StoreEvent(
+                    .fetchFailed(attempt: 1, duration: .zero, error: error, willRetry: false), key: 1,
+                    dataType: String.self))
+        }
+        #expect(entries.all.map(\.level) == [.debug, .debug])
+        #expect(entries.all.map(\.message) == ["fetch cancelled", "fetch cancelled"])
+    }
+
+    @Test func theLevelsAreTheCallersToChoose() {
+        let entries = LogEntries()
+        let observer = LoggingEventObserver(logger: .capturing(into: entries, level: .info)) { kind in
+            if case .cacheHit = kind { return .notice }
+            return LoggingEventObserver.defaultLevel(of: kind)
+        }
+        observer.observe(StoreEvent(.cacheHit(.fresh), key: 1, dataType: String.self))
+        observer.observe(StoreEvent(.cacheMiss(freshness: nil), key: 1, dataType: String.self))
+        observer.observe(StoreEvent(.invalidated, key: 1, dataType: String.self))
+        #expect(
+            entries.all.map(\.description) == [
+                "notice cache hit [data_type=String freshness=fresh key=1]",
+                "info invalidated [data_type=String key=1]",
+            ])
+    }
+
     @Test func theDefaultLoggerIsLabelledStoreFlowable() {
         #expect(LoggingEventObserver().logger.label == "StoreFlowable")
     }
