@@ -108,7 +108,11 @@ public struct RetryPolicy: Sendable {
     /// - Returns: The delay, between zero and ``maxDelay``; `nil` for no retry.
     public func delay(afterFailedAttempt attempt: Int, advice: RetryAdvice, elapsed: Duration = .zero) -> Duration? {
         guard let delay = unboundedDelay(afterFailedAttempt: attempt, advice: advice) else { return nil }
-        if let maxElapsed, max(.zero, elapsed) + delay > max(.zero, maxElapsed) { return nil }
+        if let maxElapsed {
+            // `elapsed + delay > bound`, without the sum, which traps beyond `Duration`'s range.
+            let bound = max(.zero, maxElapsed)
+            if delay > bound || max(.zero, elapsed) > bound - delay { return nil }
+        }
         return delay
     }
 
@@ -149,6 +153,8 @@ public struct RetryPolicy: Sendable {
     private static func scaled(_ duration: Duration, by factor: Double) -> Duration {
         // Also keeps the conversion below in range: `Double(Int64.max)` rounds above `Int64.max`.
         if factor >= 1 { return duration }
+        // Beyond `Int64.max` seconds `components` traps; at that size a nanosecond does not matter.
+        if duration > .seconds(Int64.max) { return duration * factor }
         let (seconds, attoseconds) = duration.components
         let scaledSeconds = Double(seconds) * factor
         let whole = scaledSeconds.rounded(.down)
