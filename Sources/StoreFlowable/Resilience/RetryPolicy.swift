@@ -42,8 +42,9 @@ public struct RetryPolicy: Sendable {
     /// the delay before the retry is at most `maxElapsed`; otherwise the failure is the fetch's outcome.
     /// Every wait counts: for the limit's permit, in origin calls, in backoffs. It bounds when the last
     /// attempt starts, not when it ends: the longest a fetch takes is about `maxElapsed` plus one
-    /// attempt (its wait for a permit included). Reading the clock for it costs one read per fetch,
-    /// and nothing when it is `nil`.
+    /// attempt (its wait for a permit included). Reading the clock for it costs one read as the fetch
+    /// begins and one after each failure that may be retried (the backoff is measured from it), and
+    /// nothing when it is `nil` or ``maxAttempts`` is 1.
     public var maxElapsed: Duration?
 
     /// Creates a retry policy.

@@ -53,4 +53,93 @@ struct MaxElapsedReviewTests {
         #expect(delay <= Self.huge)
         #expect(max(delay - expected, expected - delay) <= Self.huge / 1_000_000)
     }
+
+    // MARK: Through the store
+
+    /// "No retry starts later than `maxElapsed` after the fetch began." The bound was checked against
+    /// the time of the failure, but the backoff was measured from a later reading of the clock, after
+    /// the `fetchFailed` and `retryScheduled` reports: an observer that takes time (here 2 s, on the
+    /// manual clock) pushed the retry past the bound.
+    @Test func aSlowObserverCannotPushARetryPastMaxElapsed() async throws {
+        let clock = ManualClock()
+        let policy = RetryPolicy(
+            maxAttempts: 5, baseDelay: .seconds(2), maxDelay: .seconds(10), jitter: .none, maxElapsed: .seconds(3))
+        let calls = LockedValue<[Duration]>([])
+        let store = KeyedStore(
+            cache: MemoryCache<Int, String>(),
+            manager: FlowableDataStateManager(
+                fetchPolicy: FetchPolicy(retry: policy, clock: clock),
+                observer: SlowObserver(clock: clock, cost: .seconds(2)))
+        ) { _ -> String in
+            calls.withLock { $0.append(clock.now.offset) }
+            throw AdvisedError.transient
+        }
+        let caller = Task { try await store[1].requireData() }
+        // Attempt 1 fails at 0 s: a retry 2 s later fits the 3 s bound. Move the clock on, half a
+        // second at a time, whenever the fetch sleeps, until the retry has called the origin.
+        while calls.withLock({ $0.count }) < 2, !Task.isCancelled {
+            if clock.sleeperCount > 0 { clock.advance(by: .milliseconds(500)) }
+            await Task.yield()
+        }
+        await #expect(throws: AdvisedError.self) { try await caller.value }
+        // The retry starts 2 s after the failure, at 2 s: not at 4 s (2 s of reports, then 2 s of sleep).
+        #expect(calls.withLock { $0 } == [.zero, .seconds(2)])
+    }
+
+    /// "The time is read ... only when `maxElapsed` is set": and only when a retry can follow. A single
+    /// attempt has nothing to bound, so it reads no clock, like a store without `maxElapsed`; a fetch
+    /// that retries reads it as it begins and once after each failure that may be retried (the backoff
+    /// is measured from that reading, not from one more).
+    @Test func theClockIsReadOnlyWhenARetryCanBeBounded() async throws {
+        let limit = ConcurrencyLimit(maxConcurrent: 1)
+        for (attempts, maxElapsed, expectedReads) in [(1, Duration.seconds(60), 0), (3, nil, 2), (3, .seconds(60), 3)] {
+            let clock = CountingClock()
+            let policy = RetryPolicy(
+                maxAttempts: attempts, baseDelay: .zero, jitter: .none, maxElapsed: maxElapsed)
+            let store = KeyedStore(
+                cache: MemoryCache<Int, String>(),
+                manager: FlowableDataStateManager(
+                    fetchPolicy: FetchPolicy(retry: policy, concurrencyLimit: limit, clock: clock))
+            ) { _ -> String in throw AdvisedError.transient }
+            await #expect(throws: AdvisedError.self) { try await store[1].requireData() }
+            #expect(
+                clock.reads == expectedReads, "maxAttempts \(attempts), maxElapsed \(String(describing: maxElapsed))")
+        }
+    }
+}
+
+/// An observer whose reports take time: it moves a manual clock on by `cost` as it observes a retry
+/// being scheduled.
+private final class SlowObserver: StoreEventObserver {
+    let clock: ManualClock
+    let cost: Duration
+
+    init(clock: ManualClock, cost: Duration) {
+        self.clock = clock
+        self.cost = cost
+    }
+
+    func observe(_ event: StoreEvent) {
+        if case .retryScheduled = event.kind { clock.advance(by: cost) }
+    }
+}
+
+/// A manual clock that counts how often its time is read.
+private struct CountingClock: Clock {
+    let base = ManualClock()
+    private let readCount = LockedValue(0)
+
+    var now: ManualClock.Instant {
+        readCount.withLock { $0 += 1 }
+        return base.now
+    }
+
+    var minimumResolution: Duration { base.minimumResolution }
+
+    /// How often ``now`` was read.
+    var reads: Int { readCount.withLock { $0 } }
+
+    func sleep(until deadline: ManualClock.Instant, tolerance: Duration?) async throws {
+        try await base.sleep(until: deadline, tolerance: tolerance)
+    }
 }
