@@ -106,6 +106,43 @@ struct MaxElapsedReviewTests {
                 clock.reads == expectedReads, "maxAttempts \(attempts), maxElapsed \(String(describing: maxElapsed))")
         }
     }
+
+    /// What `maxElapsed` does not bound (pinned, as `Docs/Resilience.md` says: "it bounds when the last
+    /// attempt starts, ... its wait for a permit included"): a retry whose backoff ends within the bound
+    /// then waits for the limit's permit as long as it takes, and calls the origin when it gets it, here
+    /// 11 s into a fetch bounded by 3 s.
+    @Test func aRetryWaitingForAPermitCallsTheOriginPastMaxElapsed() async throws {
+        let clock = ManualClock()
+        let limit = ConcurrencyLimit(maxConcurrent: 1)
+        let policy = RetryPolicy(
+            maxAttempts: 3, baseDelay: .seconds(1), maxDelay: .seconds(10), jitter: .none, maxElapsed: .seconds(3))
+        let calls = LockedValue<[Duration]>([])
+        let store = KeyedStore(
+            cache: MemoryCache<Int, String>(),
+            manager: FlowableDataStateManager(
+                fetchPolicy: FetchPolicy(retry: policy, concurrencyLimit: limit, clock: clock))
+        ) { _ -> String in
+            let call = calls.withLock { calls -> Int in
+                calls.append(clock.now.offset)
+                return calls.count
+            }
+            if call == 1 { throw AdvisedError.transient }
+            return "value"
+        }
+        let caller = Task { try await store[1].requireData() }
+        await clock.sleepers(atLeast: 1)
+        // During the backoff, another caller of the limit takes its only permit.
+        let gate = Gate()
+        let holder = Task { try await limit.run { await gate.wait() } }
+        await gate.arrived()
+        clock.advance(by: .seconds(1))
+        while limit.queuedCount == 0, !Task.isCancelled { await Task.yield() }
+        clock.advance(by: .seconds(10))
+        gate.open()
+        try await holder.value
+        #expect(try await caller.value == "value")
+        #expect(calls.withLock { $0 } == [.zero, .seconds(11)])
+    }
 }
 
 /// An observer whose reports take time: it moves a manual clock on by `cost` as it observes a retry
