@@ -74,7 +74,8 @@ struct RetryPolicyTests {
         #expect(bounded.delay(afterFailedAttempt: 3, advice: .retry, elapsed: .milliseconds(601)) == nil)
         // A server's delay counts the same way.
         #expect(bounded.delay(afterFailedAttempt: 1, advice: .retryAfter(.milliseconds(999)), elapsed: .zero) != nil)
-        #expect(bounded.delay(afterFailedAttempt: 1, advice: .retryAfter(.seconds(1)), elapsed: .milliseconds(1)) == nil)
+        #expect(
+            bounded.delay(afterFailedAttempt: 1, advice: .retryAfter(.seconds(1)), elapsed: .milliseconds(1)) == nil)
         // Without a bound, elapsed time changes nothing.
         #expect(policy(attempts: 10).delay(afterFailedAttempt: 1, advice: .retry, elapsed: .seconds(3_600)) != nil)
         // A negative bound counts as zero: only an immediate retry at the start fits.
