@@ -92,18 +92,26 @@ struct MaxElapsedReviewTests {
     /// is measured from that reading, not from one more).
     @Test func theClockIsReadOnlyWhenARetryCanBeBounded() async throws {
         let limit = ConcurrencyLimit(maxConcurrent: 1)
-        for (attempts, maxElapsed, expectedReads) in [(1, Duration.seconds(60), 0), (3, nil, 2), (3, .seconds(60), 3)] {
+        // (attempts, maxElapsed, limited, reads): a store without a policy (the fast path), a single
+        // attempt, and three attempts whose two backoffs each read the clock once, with or without
+        // `maxElapsed` (then it reads once more, as the fetch begins).
+        let cases: [(Int, Duration?, Bool, Int)] = [
+            (1, nil, false, 0), (1, .seconds(60), false, 0), (1, .seconds(60), true, 0), (3, nil, true, 2),
+            (3, .seconds(60), true, 3),
+        ]
+        for (attempts, maxElapsed, limited, expectedReads) in cases {
             let clock = CountingClock()
             let policy = RetryPolicy(
                 maxAttempts: attempts, baseDelay: .zero, jitter: .none, maxElapsed: maxElapsed)
             let store = KeyedStore(
                 cache: MemoryCache<Int, String>(),
                 manager: FlowableDataStateManager(
-                    fetchPolicy: FetchPolicy(retry: policy, concurrencyLimit: limit, clock: clock))
+                    fetchPolicy: FetchPolicy(retry: policy, concurrencyLimit: limited ? limit : nil, clock: clock))
             ) { _ -> String in throw AdvisedError.transient }
             await #expect(throws: AdvisedError.self) { try await store[1].requireData() }
             #expect(
-                clock.reads == expectedReads, "maxAttempts \(attempts), maxElapsed \(String(describing: maxElapsed))")
+                clock.reads == expectedReads,
+                "maxAttempts \(attempts), maxElapsed \(String(describing: maxElapsed)), limited \(limited)")
         }
     }
 
