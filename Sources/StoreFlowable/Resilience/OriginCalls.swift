@@ -27,8 +27,8 @@ struct OriginCalls: Sendable {
         -> Value
     {
         var attempt = 1
-        // Read only when the retries are bounded in time.
-        let began = policy.retry.maxElapsed == nil ? nil : clock.now
+        // Read only when the retries are bounded in time and there may be one.
+        let began = policy.retry.maxElapsed == nil || policy.retry.attemptLimit == 1 ? nil : clock.now
         while true {
             let refusal = RetryRefusal()
             // Set when the origin is called (after any wait for the concurrency limit): the events
@@ -44,12 +44,18 @@ struct OriginCalls: Sendable {
                 // A cancelled fetch ends here, whatever its error: nobody waits for it any more.
                 // A cancellation is never retried, whatever a custom `retryAdvice` says: the origin's own
                 // `CancellationError` (a timeout inside its client) is reported, not repeated.
-                let delay =
-                    Task.isCancelled || refusal.wasRefused || error is CancellationError
-                    ? nil
-                    : policy.retry.delay(
+                var failedAt: C.Instant?
+                let delay: Duration?
+                if Task.isCancelled || refusal.wasRefused || error is CancellationError {
+                    delay = nil
+                } else {
+                    // With `maxElapsed`, the bound and the backoff are both reckoned from this reading
+                    // of the clock: time spent reporting the failure cannot push the retry past it.
+                    if began != nil, attempt < policy.retry.attemptLimit { failedAt = clock.now }
+                    delay = policy.retry.delay(
                         afterFailedAttempt: attempt, advice: policy.retry.retryAdvice(error),
-                        elapsed: elapsed(since: began, on: clock))
+                        elapsed: began.flatMap { began in failedAt.map { began.duration(to: $0) } } ?? .zero)
+                }
                 // A fetch cancelled while it waited for the limit never called the origin.
                 if start != nil {
                     report(
@@ -61,7 +67,11 @@ struct OriginCalls: Sendable {
                 attempt += 1
                 report(.retryScheduled(attempt: attempt, delay: delay))
                 do {
-                    try await clock.sleep(for: delay)
+                    if let failedAt {
+                        try await clock.sleep(until: failedAt.advanced(by: delay), tolerance: nil)
+                    } else {
+                        try await clock.sleep(for: delay)
+                    }
                 } catch {
                     // Only cancellation ends a sleep early: the fetch is abandoned.
                     throw CancellationError()

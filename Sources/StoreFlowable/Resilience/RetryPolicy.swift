@@ -42,8 +42,9 @@ public struct RetryPolicy: Sendable {
     /// the delay before the retry is at most `maxElapsed`; otherwise the failure is the fetch's outcome.
     /// Every wait counts: for the limit's permit, in origin calls, in backoffs. It bounds when the last
     /// attempt starts, not when it ends: the longest a fetch takes is about `maxElapsed` plus one
-    /// attempt (its wait for a permit included). Reading the clock for it costs one read per fetch,
-    /// and nothing when it is `nil`.
+    /// attempt (its wait for a permit included). Reading the clock for it costs one read as the fetch
+    /// begins and one after each failure that may be retried (the backoff is measured from it), and
+    /// nothing when it is `nil` or ``maxAttempts`` is 1.
     public var maxElapsed: Duration?
 
     /// Creates a retry policy.
@@ -108,7 +109,11 @@ public struct RetryPolicy: Sendable {
     /// - Returns: The delay, between zero and ``maxDelay``; `nil` for no retry.
     public func delay(afterFailedAttempt attempt: Int, advice: RetryAdvice, elapsed: Duration = .zero) -> Duration? {
         guard let delay = unboundedDelay(afterFailedAttempt: attempt, advice: advice) else { return nil }
-        if let maxElapsed, max(.zero, elapsed) + delay > max(.zero, maxElapsed) { return nil }
+        if let maxElapsed {
+            // `elapsed + delay > bound`, without the sum, which traps beyond `Duration`'s range.
+            let bound = max(.zero, maxElapsed)
+            if delay > bound || max(.zero, elapsed) > bound - delay { return nil }
+        }
         return delay
     }
 
@@ -149,6 +154,8 @@ public struct RetryPolicy: Sendable {
     private static func scaled(_ duration: Duration, by factor: Double) -> Duration {
         // Also keeps the conversion below in range: `Double(Int64.max)` rounds above `Int64.max`.
         if factor >= 1 { return duration }
+        // Beyond `Int64.max` seconds `components` traps; at that size a nanosecond does not matter.
+        if duration > .seconds(Int64.max) { return duration * factor }
         let (seconds, attoseconds) = duration.components
         let scaledSeconds = Double(seconds) * factor
         let whole = scaledSeconds.rounded(.down)
