@@ -32,19 +32,19 @@ public struct CatalogConfiguration: Sendable {
     ///
     /// The time bound (`maxElapsed`) keeps a slow upstream from holding a request for three timeouts in
     /// a row: with the default timeout and queue, a fetch ends within about 3 s plus one attempt (at
-    /// most 2 s waiting in line and 2 s of request), so well within a client's 10 s.
+    /// most 2 s waiting in line and 2 s of request), so within a client's 10 s.
     public var retry = RetryPolicy(
         maxAttempts: 3, baseDelay: .milliseconds(50), maxDelay: .seconds(1), jitter: .none, maxElapsed: .seconds(3))
     /// The deadline of one upstream request, from sending it to the end of its body.
     public var upstreamTimeout: Duration = .seconds(2)
     /// The most upstream requests of the stores in flight at once (batches, pages and writes together);
     /// the others wait in line, in arrival order.
-    public var upstreamConcurrency = 16
+    public var upstreamConcurrency = 32
     /// The most upstream requests that wait in that line at once; a request beyond it is not sent and
     /// its callers get a 503 at once (or the stale value, inside the stale-if-error window), so a slow
-    /// upstream never piles requests up in the service. With 16 running and 16 waiting, a request waits
+    /// upstream never piles requests up in the service. With 32 running and 32 waiting, a request waits
     /// at most for one round of requests ahead of it: one timeout.
-    public var upstreamQueueLimit = 16
+    public var upstreamQueueLimit = 32
     /// How long a batch of product misses collects ids before it goes to the upstream.
     public var batchWindow: Duration = .milliseconds(2)
     /// The most ids in one batch request: the upstream's limit, 100.
