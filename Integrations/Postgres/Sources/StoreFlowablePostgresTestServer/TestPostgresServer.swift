@@ -83,11 +83,21 @@ public final class TestPostgresServer: Sendable {
         }
     }
 
-    /// Stops the server at once (`pg_ctl stop -m immediate`): connections are cut, nothing is flushed.
+    /// How ``stop(_:)`` stops the server: `pg_ctl stop -m <mode>`.
+    public enum StopMode: String, Sendable {
+        /// Connections are cut at once and nothing is flushed (`immediate`).
+        case immediate
+        /// Each backend ends its connection with an error (SQLSTATE 57P01) and the server writes a
+        /// checkpoint before it exits (`fast`, what `pg_ctl restart` does).
+        case fast
+    }
+
+    /// Stops the server (`pg_ctl stop`), at once by default: connections are cut, nothing is flushed.
     ///
+    /// - Parameter mode: How to stop it; ``StopMode/immediate`` by default.
     /// - Throws: ``SetupError`` when `pg_ctl` fails.
-    public func stop() throws(SetupError) {
-        try run("pg_ctl", ["-D", "\(folder)/data", "-m", "immediate", "-w", "stop"])
+    public func stop(_ mode: StopMode = .immediate) throws(SetupError) {
+        try run("pg_ctl", ["-D", "\(folder)/data", "-m", mode.rawValue, "-w", "stop"])
     }
 
     /// A client configuration for the database `postgres` as `storeflowable`, without TLS, that gives
