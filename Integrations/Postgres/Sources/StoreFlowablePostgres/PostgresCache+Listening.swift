@@ -39,8 +39,10 @@ extension PostgresCache {
     /// (measured on `clock`; while the server is down, the pool keeps a request for a connection
     /// waiting for up to a minute), the listener reports
     /// ``PostgresCacheEvent/listenerDisconnected(error:attempt:retryAfter:)``, sleeps on `clock` for
-    /// the backoff of `retry`, and tries again, for ever: it never throws. Only a failure the
-    /// connection notices is seen: a network that silently drops packets is noticed when TCP gives up.
+    /// the backoff of `retry`, and tries again, for ever: it never throws (a `clock` whose `sleep`
+    /// throws although the task was not cancelled is waited on with the continuous clock). Only a
+    /// failure the connection notices is seen: a network that silently drops packets is noticed when
+    /// TCP gives up.
     ///
     /// **Order and back-pressure.** `onChange` is awaited before the next change is handed over, in
     /// the order PostgreSQL delivered the notifications (the order their writes committed). A slow
@@ -72,11 +74,32 @@ extension PostgresCache {
             failures += 1
             let delay = Self.sleepable(retry.delay(afterFailures: failures))
             report(.listenerDisconnected(error: session.failure, attempt: failures, retryAfter: delay))
-            do {
-                try await clock.sleep(for: delay)
-            } catch {
-                return  // cancelled
-            }
+            guard await Self.wait(delay, on: clock) else { return }  // cancelled
+        }
+    }
+
+    /// Sleeps `duration` on `clock`: the listener's backoff and its deadlines.
+    ///
+    /// A clock's `sleep` throws when the task is cancelled. Should it throw anything else (a clock that
+    /// cannot sleep), the wait happens on the continuous clock instead: the listener neither stops nor
+    /// retries without waiting because of its clock.
+    ///
+    /// - Parameters:
+    ///   - duration: How long to wait.
+    ///   - clock: The listener's clock.
+    /// - Returns: `false` when the task was cancelled, `true` once the time has passed.
+    static func wait(_ duration: Duration, on clock: some Clock<Duration>) async -> Bool {
+        do {
+            try await clock.sleep(for: duration)
+            return true
+        } catch {
+            if Task.isCancelled { return false }
+        }
+        do {
+            try await ContinuousClock().sleep(for: duration)
+            return true
+        } catch {
+            return false
         }
     }
 
@@ -129,7 +152,7 @@ extension PostgresCache {
             }
             group.addTask {
                 await withTaskGroup(of: SessionOutcome.self) { timer in
-                    timer.addTask { (try? await clock.sleep(for: deadline)) == nil ? .deadlineCancelled : .timedOut }
+                    timer.addTask { await Self.wait(deadline, on: clock) ? .timedOut : .deadlineCancelled }
                     timer.addTask {
                         await signal.wait()
                         return .listening

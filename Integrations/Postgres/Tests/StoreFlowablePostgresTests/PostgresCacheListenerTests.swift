@@ -150,6 +150,35 @@ struct PostgresCacheListenerTests {
         }
     }
 
+    @Test func aClockWhoseSleepThrowsNeitherEndsTheListenerNorItsRetries() async throws {
+        try await withClient { client in
+            let events = Recorder<PostgresCacheEvent>()
+            let reader = try await makeCache(client, events: events.record)
+            let changes = Recorder<PostgresCacheChange<Int>?>()
+            // `nil` when the listener returned, which it must only do when cancelled.
+            let listening = Task {
+                await reader.listenForChanges(
+                    retry: PostgresCacheListenerRetry(baseDelay: .milliseconds(10), jitter: .none),
+                    clock: ThrowingClock()
+                ) { change in
+                    changes.record(change)
+                }
+                changes.record(nil)
+            }
+            try await changes.wait(forCount: 1)
+            let backend = try await listeningBackend(client, channel: reader.notificationChannel)
+            try await execute(client, "SELECT pg_terminate_backend(\(backend)::int4)")
+            // The backoff's sleep throws: the listener waits on the continuous clock instead, and listens
+            // again. It used to return at once, without a word.
+            let seen = try await changes.wait("listening again, or returned") { $0.count >= 2 }
+            #expect(seen[0..<2] == [.all, .all])
+            #expect(events.elements.contains(where: Self.isDisconnected(attempt: 1, .milliseconds(10))))
+            listening.cancel()
+            await listening.value
+            #expect(changes.elements.last == .some(nil))
+        }
+    }
+
     /// Whether an event is the listener's `attempt`-th failure, followed by a wait of `retryAfter`.
     private static func isDisconnected(
         attempt: Int, _ retryAfter: Duration
@@ -157,5 +186,18 @@ struct PostgresCacheListenerTests {
         { event in
             if case .listenerDisconnected(_, attempt, retryAfter) = event { true } else { false }
         }
+    }
+}
+
+/// A clock that cannot sleep: every `sleep` throws at once, and not because the task was cancelled.
+private struct ThrowingClock: Clock {
+    /// What each sleep throws.
+    struct CannotSleep: Error {}
+
+    var now: ContinuousClock.Instant { ContinuousClock.now }
+    var minimumResolution: Duration { ContinuousClock().minimumResolution }
+
+    func sleep(until deadline: ContinuousClock.Instant, tolerance: Duration?) async throws {
+        throw CannotSleep()
     }
 }
