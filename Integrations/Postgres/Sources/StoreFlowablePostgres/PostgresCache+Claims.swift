@@ -17,10 +17,8 @@ extension PostgresCache {
         let database = database
         let claimTable = table.claimTable
         await Task {
-            try? await database.run("release claim") { client in
-                try await client.execute(
-                    "DELETE FROM \(unescaped: claimTable) WHERE key = \(keyBytes) AND holder = \(token)")
-            }
+            try? await database.execute(
+                "release claim", "DELETE FROM \(unescaped: claimTable) WHERE key = \(keyBytes) AND holder = \(token)")
         }.value
     }
 }

@@ -18,15 +18,14 @@ extension PostgresCache {
         let table = table.table
         let channel = notificationChannel
         let note = notificationPrefix("invalidate", keyBytes)
-        try await database.run("invalidate") { client in
-            try await client.execute(
-                """
-                WITH marked AS (
-                    UPDATE \(unescaped: table) SET invalidated = true WHERE key = \(keyBytes) AND NOT invalidated
-                    RETURNING seq)
-                SELECT pg_notify(\(channel), \(note) || seq::text)::text FROM marked
-                """)
-        }
+        try await database.execute(
+            "invalidate",
+            """
+            WITH marked AS (
+                UPDATE \(unescaped: table) SET invalidated = true WHERE key = \(keyBytes) AND NOT invalidated
+                RETURNING seq)
+            SELECT pg_notify(\(channel), \(note) || seq::text)::text FROM marked
+            """)
         await releaseClaim(afterWriting: keyBytes)
     }
 
@@ -47,11 +46,10 @@ extension PostgresCache {
         where isIncluded: @escaping @Sendable (Key) -> Bool
     ) async throws(PostgresCacheError) {
         let table = table.table
-        let listed = try await database.run("list") { client in
-            let rows = try await client.query("SELECT key, seq FROM \(unescaped: table) WHERE NOT invalidated")
-            var listed: [(key: Data, seq: Int64)] = []
-            for try await row in rows.decode((Data, Int64).self) { listed.append(row) }
-            return listed
+        let listed = try await database.query(
+            "list", "SELECT key, seq FROM \(unescaped: table) WHERE NOT invalidated"
+        ) { rows in
+            try rows.map { row -> (key: Data, seq: Int64) in try row.decode((Data, Int64).self) }
         }
         var chosen: [(key: Data, seq: Int64)] = []
         for row in listed {
@@ -72,31 +70,29 @@ extension PostgresCache {
         let channel = notificationChannel
         if chosen.count > PostgresCacheNotification.keyNotificationLimit {
             let payload = notificationPrefix("invalidate", nil) + "0"
-            try await database.run("invalidate") { [chosenKeys, chosenSeqs] client in
-                try await client.execute(
-                    """
-                    WITH marked AS (
-                        UPDATE \(unescaped: table) AS entry SET invalidated = true
-                        FROM unnest(\(chosenKeys)::bytea[], \(chosenSeqs)::int8[]) AS chosen(key, seq)
-                        WHERE entry.key = chosen.key AND entry.seq = chosen.seq AND NOT entry.invalidated
-                        RETURNING 1)
-                    SELECT pg_notify(\(channel), \(payload))::text WHERE EXISTS (SELECT FROM marked)
-                    """)
-            }
+            try await database.execute(
+                "invalidate",
+                """
+                WITH marked AS (
+                    UPDATE \(unescaped: table) AS entry SET invalidated = true
+                    FROM unnest(\(chosenKeys)::bytea[], \(chosenSeqs)::int8[]) AS chosen(key, seq)
+                    WHERE entry.key = chosen.key AND entry.seq = chosen.seq AND NOT entry.invalidated
+                    RETURNING 1)
+                SELECT pg_notify(\(channel), \(payload))::text WHERE EXISTS (SELECT FROM marked)
+                """)
         } else {
             let notes = chosen.map { notificationPrefix("invalidate", $0.key) }
-            try await database.run("invalidate") { [chosenKeys, chosenSeqs] client in
-                try await client.execute(
-                    """
-                    WITH marked AS (
-                        UPDATE \(unescaped: table) AS entry SET invalidated = true
-                        FROM unnest(\(chosenKeys)::bytea[], \(chosenSeqs)::int8[], \(notes)::text[])
-                            AS chosen(key, seq, note)
-                        WHERE entry.key = chosen.key AND entry.seq = chosen.seq AND NOT entry.invalidated
-                        RETURNING chosen.note, entry.seq)
-                    SELECT pg_notify(\(channel), note || seq::text)::text FROM marked
-                    """)
-            }
+            try await database.execute(
+                "invalidate",
+                """
+                WITH marked AS (
+                    UPDATE \(unescaped: table) AS entry SET invalidated = true
+                    FROM unnest(\(chosenKeys)::bytea[], \(chosenSeqs)::int8[], \(notes)::text[])
+                        AS chosen(key, seq, note)
+                    WHERE entry.key = chosen.key AND entry.seq = chosen.seq AND NOT entry.invalidated
+                    RETURNING chosen.note, entry.seq)
+                SELECT pg_notify(\(channel), note || seq::text)::text FROM marked
+                """)
         }
     }
 }

@@ -23,11 +23,13 @@ extension PostgresCache {
     ///
     /// **Connection.** The listener takes one connection from the cache's client for as long as it
     /// listens (count it in the pool's `maximumConnections`), sends `LISTEN` on the cache's channel
-    /// (``notificationChannel``) and runs nothing else on it. Each write through a ``PostgresCache``
-    /// notifies that channel in its own statement, so a change arrives once it is committed, and never
-    /// for a write that failed, was rolled back or changed nothing. Notifications of this cache object
-    /// (its ``instanceID``) are skipped; a payload that is not a cache's, or whose key the coder cannot
-    /// decode, is skipped and reported as ``PostgresCacheEvent/malformedNotification(payload:reason:)``.
+    /// (``notificationChannel``) and runs nothing else on it but a heartbeat: every ``timeout`` on
+    /// `clock`, a `SELECT 1` that must be answered within ``timeout``. Each write through a
+    /// ``PostgresCache`` notifies that channel in its own statement, so a change arrives once it is
+    /// committed, and never for a write that failed, was rolled back or changed nothing. Notifications
+    /// of this cache object (its ``instanceID``) are skipped; a payload that is not a cache's, or whose
+    /// key the coder cannot decode, is skipped and reported as
+    /// ``PostgresCacheEvent/malformedNotification(payload:reason:)``.
     ///
     /// **The gap rule.** Right after each `LISTEN` succeeds, first when it starts and again after every
     /// reconnection, the listener reports ``PostgresCacheEvent/listenerConnected(channel:)`` and
@@ -35,12 +37,16 @@ extension PostgresCache {
     /// starting, or disconnected) was not notified to it, so anything may have changed.
     ///
     /// **Failures.** When the connection fails (the server restarted, the backend was terminated, the
-    /// network broke), or connecting and listening fail or take longer than the cache's ``timeout``
-    /// (measured on `clock`; while the server is down, the pool keeps a request for a connection
-    /// waiting for up to a minute), the listener reports
+    /// network broke), when it stops answering (the heartbeat got no answer: a host that vanished or a
+    /// network that drops packets closes nothing, and a connection that only listens sends nothing
+    /// that TCP could give up on), or when connecting and listening fail or take longer than the
+    /// cache's ``timeout`` (measured on `clock`; while the server is down, the pool keeps a request for
+    /// a connection waiting for up to a minute), the listener reports
     /// ``PostgresCacheEvent/listenerDisconnected(error:attempt:retryAfter:)``, sleeps on `clock` for
-    /// the backoff of `retry`, and tries again, for ever: it never throws. Only a failure the
-    /// connection notices is seen: a network that silently drops packets is noticed when TCP gives up.
+    /// the backoff of `retry`, and tries again, for ever: it never throws (a `clock` whose `sleep`
+    /// throws although the task was not cancelled is waited on with the continuous clock). A
+    /// connection that stopped answering (`LISTEN` or the heartbeat in time) is closed, never handed
+    /// back to the pool.
     ///
     /// **Order and back-pressure.** `onChange` is awaited before the next change is handed over, in
     /// the order PostgreSQL delivered the notifications (the order their writes committed). A slow
@@ -55,8 +61,8 @@ extension PostgresCache {
     /// - Parameters:
     ///   - retry: The backoff between reconnections; ``PostgresCacheListenerRetry/default`` (500 ms,
     ///     doubling up to 30 s, with jitter) by default.
-    ///   - clock: The clock that the backoff sleeps on and that measures the connect timeout; the
-    ///     continuous clock by default. Tests pass a manual clock and advance it.
+    ///   - clock: The clock that the backoff sleeps on and that measures the connect timeout and the
+    ///     heartbeat; the continuous clock by default. Tests pass a manual clock and advance it.
     ///   - onChange: Receives each change, one at a time; ``PostgresCacheChange/all`` after each
     ///     `LISTEN`.
     public func listenForChanges(
@@ -72,11 +78,32 @@ extension PostgresCache {
             failures += 1
             let delay = Self.sleepable(retry.delay(afterFailures: failures))
             report(.listenerDisconnected(error: session.failure, attempt: failures, retryAfter: delay))
-            do {
-                try await clock.sleep(for: delay)
-            } catch {
-                return  // cancelled
-            }
+            guard await Self.wait(delay, on: clock) else { return }  // cancelled
+        }
+    }
+
+    /// Sleeps `duration` on `clock`: the listener's backoff and its deadlines.
+    ///
+    /// A clock's `sleep` throws when the task is cancelled. Should it throw anything else (a clock that
+    /// cannot sleep), the wait happens on the continuous clock instead: the listener neither stops nor
+    /// retries without waiting because of its clock.
+    ///
+    /// - Parameters:
+    ///   - duration: How long to wait.
+    ///   - clock: The listener's clock.
+    /// - Returns: `false` when the task was cancelled, `true` once the time has passed.
+    static func wait(_ duration: Duration, on clock: some Clock<Duration>) async -> Bool {
+        do {
+            try await clock.sleep(for: duration)
+            return true
+        } catch {
+            if Task.isCancelled { return false }
+        }
+        do {
+            try await ContinuousClock().sleep(for: duration)
+            return true
+        } catch {
+            return false
         }
     }
 
@@ -108,12 +135,14 @@ extension PostgresCache {
     /// the task is cancelled; gives up when `LISTEN` has not succeeded within ``timeout`` on `clock`.
     ///
     /// The session and its connect deadline are two child tasks: the deadline sleeps on `clock` until
-    /// the session signals that it listens (and then stops sleeping), or cancels the session when the
-    /// time is up. Taking the connection waits in the pool while the server is down (up to a minute,
-    /// the pool's circuit breaker), which the deadline bounds.
+    /// the session signals that it listens (and then stops sleeping), or, when the time is up, closes
+    /// the session's connection, if it has one, and cancels the session. Taking the connection waits
+    /// in the pool while the server is down (up to a minute, the pool's circuit breaker), which the
+    /// deadline bounds. A connection that did not answer `LISTEN` in time is closed rather than handed
+    /// back to the pool with `LISTEN` pending, where the next statement would wait behind it.
     ///
     /// - Parameters:
-    ///   - clock: The clock of the connect deadline.
+    ///   - clock: The clock of the connect deadline and of the heartbeat.
     ///   - onChange: Receives the changes.
     /// - Returns: Whether `LISTEN` succeeded, and why the session ended (unless cancelled).
     private func listenOnce(
@@ -121,15 +150,17 @@ extension PostgresCache {
         onChange: @escaping @Sendable (PostgresCacheChange<Key>) async -> Void
     ) async -> (listened: Bool, failure: String) {
         let signal = ListeningSignal()
+        let held = ListenerConnection()
         let deadline = Self.sleepable(timeout)
         return await withTaskGroup(of: SessionOutcome.self) { group in
             group.addTask {
-                let (listened, failure) = await self.session(signal: signal, onChange: onChange)
+                let (listened, failure) = await self.session(
+                    signal: signal, held: held, clock: clock, onChange: onChange)
                 return .ended(listened: listened, failure: failure)
             }
             group.addTask {
                 await withTaskGroup(of: SessionOutcome.self) { timer in
-                    timer.addTask { (try? await clock.sleep(for: deadline)) == nil ? .deadlineCancelled : .timedOut }
+                    timer.addTask { await Self.wait(deadline, on: clock) ? .timedOut : .deadlineCancelled }
                     timer.addTask {
                         await signal.wait()
                         return .listening
@@ -146,6 +177,9 @@ extension PostgresCache {
                     continue
                 case .timedOut:
                     timedOut = true
+                    // Before the cancellation, so that the session gives back a connection that the pool
+                    // already dropped.
+                    await held.close()
                     group.cancelAll()
                 case .ended(let listened, let failure):
                     // The deadline waits for the signal: give it, so that it stops sleeping.
@@ -161,27 +195,37 @@ extension PostgresCache {
         }
     }
 
-    /// One session: takes a connection, listens, delivers `.all` and then each notification's change.
+    /// One session: takes a connection, listens, delivers `.all` and then each notification's change,
+    /// while the heartbeat checks that the connection still answers.
     ///
     /// - Parameters:
     ///   - signal: Given once `LISTEN` succeeded.
+    ///   - held: Where the session keeps its connection, for the deadline and the heartbeat.
+    ///   - clock: The heartbeat's clock.
     ///   - onChange: Receives the changes.
     /// - Returns: Whether `LISTEN` succeeded, and why the session ended.
     private func session(
-        signal: ListeningSignal, onChange: @escaping @Sendable (PostgresCacheChange<Key>) async -> Void
+        signal: ListeningSignal, held: ListenerConnection, clock: some Clock<Duration>,
+        onChange: @escaping @Sendable (PostgresCacheChange<Key>) async -> Void
     ) async -> (listened: Bool, failure: String) {
         let channel = notificationChannel
         var listened = false
         do {
             try await database.client.withConnection { connection in
+                held.hold(connection)
+                defer { held.release() }
                 do {
                     try await connection.listen(on: channel) { notifications in
                         listened = true
                         signal.signal()
                         report(.listenerConnected(channel: channel))
-                        await onChange(.all)
-                        for try await notification in notifications {
-                            if let change = change(from: notification.payload) { await onChange(change) }
+                        try await withThrowingTaskGroup(of: Void.self) { group in
+                            group.addTask { await self.heartbeat(held, connection, clock: clock) }
+                            await onChange(.all)
+                            for try await notification in notifications {
+                                if let change = change(from: notification.payload) { await onChange(change) }
+                            }
+                            group.cancelAll()
                         }
                     }
                     if !Task.isCancelled { throw SessionEnded() }
@@ -201,14 +245,78 @@ extension PostgresCache {
             }
             return (listened, "the listener stopped")
         } catch is SessionEnded {
-            return (listened, "the server ended the notifications")
+            return (listened, held.reason ?? "the server ended the notifications")
         } catch {
-            return (listened, PostgresCacheDatabase.failure("listen", error).description)
+            return (listened, held.reason ?? PostgresCacheDatabase.failure("listen", error).description)
+        }
+    }
+
+    /// While the session listens: every ``timeout`` on `clock`, sends `SELECT 1` on its connection,
+    /// and closes the connection when no answer comes within ``timeout`` or the query fails.
+    ///
+    /// A listening connection sends nothing on its own, so a server or network that stopped answering
+    /// without closing the connection (a host that vanished, a partition, a backend that hangs) would
+    /// otherwise go unnoticed for ever: TCP gives up only on data it could not deliver. Closing the
+    /// connection fails its notifications, which ends the session, and the listener reconnects.
+    ///
+    /// - Parameters:
+    ///   - held: The session's connection, closed with the reason.
+    ///   - connection: The listening connection.
+    ///   - clock: The clock of the interval and of the answer's deadline.
+    private func heartbeat(_ held: ListenerConnection, _ connection: PostgresConnection, clock: some Clock<Duration>)
+        async
+    {
+        let interval = Self.sleepable(timeout)
+        while await Self.wait(interval, on: clock) {
+            let answer = await withTaskGroup(of: HeartbeatAnswer.self) { group in
+                group.addTask {
+                    do {
+                        return try await connection.rowsIfOpen("SELECT 1") == nil ? .failed("closed") : .answered
+                    } catch {
+                        return .failed(PostgresCacheDatabase.failure("listen", error).description)
+                    }
+                }
+                group.addTask { await Self.wait(interval, on: clock) ? .unanswered : .cancelled }
+                let first = await group.next() ?? .cancelled
+                if case .answered = first {
+                    group.cancelAll()
+                } else {
+                    // Also fails the query that got no answer, which the group waits for.
+                    await held.close(because: first.reason(after: timeout))
+                    group.cancelAll()
+                }
+                return first
+            }
+            guard case .answered = answer else { return }
         }
     }
 
     /// The notifications ended without an error while the listener was not cancelled.
     private struct SessionEnded: Error {}
+
+    /// How the heartbeat's `SELECT 1` ended.
+    private enum HeartbeatAnswer: Sendable {
+        /// The connection answered.
+        case answered
+        /// No answer came in time.
+        case unanswered
+        /// The query failed, for this reason.
+        case failed(String)
+        /// The session ended first.
+        case cancelled
+
+        /// Why the listener closed the connection, or `nil` when the session ended first.
+        ///
+        /// - Parameter timeout: How long the answer was waited for.
+        /// - Returns: The failure the listener reports.
+        func reason(after timeout: Duration) -> String? {
+            switch self {
+            case .answered, .cancelled: nil
+            case .unanswered: PostgresCacheError.timedOut(operation: "heartbeat", after: timeout).description
+            case .failed(let reason): "heartbeat failed: \(reason)"
+            }
+        }
+    }
 
     /// `duration`, at most 2³² seconds (136 years): a longer sleep would overflow the clock's deadline
     /// (`.seconds(.max)` is a natural way to ask for "no limit").

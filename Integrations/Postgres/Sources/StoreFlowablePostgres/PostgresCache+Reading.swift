@@ -38,15 +38,14 @@ extension PostgresCache {
     public func entry(forKey key: Key) async throws(PostgresCacheError) -> CacheEntry<Value>? {
         let keyBytes = try encodedKey(key)
         let table = table.table
-        let found = try await database.run("read") { client in
-            let rows = try await client.query(
-                """
-                SELECT value, stored_at, invalidated, format, seq FROM \(unescaped: table) WHERE key = \(keyBytes)
-                """)
+        let found = try await database.query(
+            "read",
+            "SELECT value, stored_at, invalidated, format, seq FROM \(unescaped: table) WHERE key = \(keyBytes)"
+        ) { rows in
             var found: PostgresCacheRow?
-            for try await (value, storedAt, invalidated, format, seq) in rows.decode(
-                (Data, Int64, Bool, Int32, Int64).self)
-            {
+            for row in rows {
+                let (value, storedAt, invalidated, format, seq) = try row.decode(
+                    (Data, Int64, Bool, Int32, Int64).self)
                 found = PostgresCacheRow(
                     value: value, storedAt: CacheTime(nanosecondsSince1970: storedAt), isInvalidated: invalidated,
                     format: format, seq: seq)
@@ -93,9 +92,8 @@ extension PostgresCache {
     func discard(_ keyBytes: Data, seq: Int64, reporting event: PostgresCacheEvent) async {
         let table = table.table
         do throws(PostgresCacheError) {
-            try await database.run("remove") { client in
-                try await client.execute("DELETE FROM \(unescaped: table) WHERE key = \(keyBytes) AND seq = \(seq)")
-            }
+            try await database.execute(
+                "remove", "DELETE FROM \(unescaped: table) WHERE key = \(keyBytes) AND seq = \(seq)")
             report(event)
         } catch {
             report(.removeFailed(key: Self.printable(keyBytes), error: error.description))

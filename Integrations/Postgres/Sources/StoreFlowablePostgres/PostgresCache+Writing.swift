@@ -48,43 +48,47 @@ extension PostgresCache {
         let rowSize = Int32(clamping: size)
         let channel = notificationChannel
         let note = notificationPrefix("set", keyBytes)
-        let seq = try await database.run("write") { client in
-            // `written` upserts, unless the row already holds this value, format and mark: the conflict
-            // branch's WHERE sees the newest committed row (locked, so no other write changes it before
-            // this one commits), and only a row it changed is returned and notified. `refreshed` then
-            // stores a newer `storedAt` in such a row, with a new `seq` (a read that found the row
-            // expired deletes it only if its `seq` is unchanged). It runs only when `written` returned
-            // nothing (the one-time filter on `written` makes PostgreSQL run `written` first), and it
-            // finds the row through the statement's snapshot: a row first inserted by a concurrent
-            // transaction after that snapshot keeps its own `storedAt`, of the same moment. `input`
-            // binds the key and value once.
-            let rows = try await client.query(
-                """
-                WITH input AS (
-                    SELECT \(keyBytes)::bytea AS key, \(valueBytes)::bytea AS value, \(storedAt)::int8 AS stored_at,
-                        \(isInvalidated)::bool AS invalidated, \(format)::int4 AS format
-                ), written AS (
-                    INSERT INTO \(unescaped: table) AS entry (key, value, stored_at, invalidated, format, size, seq)
-                    SELECT key, value, stored_at, invalidated, format, \(rowSize), nextval(\(sequence)) FROM input
-                    ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, stored_at = EXCLUDED.stored_at,
-                        invalidated = EXCLUDED.invalidated, format = EXCLUDED.format, size = EXCLUDED.size,
-                        seq = EXCLUDED.seq
-                    WHERE entry.value <> EXCLUDED.value OR entry.invalidated <> EXCLUDED.invalidated
-                        OR entry.format <> EXCLUDED.format
-                    RETURNING entry.seq
-                ), refreshed AS (
-                    UPDATE \(unescaped: table) AS entry SET stored_at = input.stored_at, seq = nextval(\(sequence))
-                    FROM input
-                    WHERE entry.key = input.key AND entry.stored_at < input.stored_at AND entry.value = input.value
-                        AND entry.invalidated = input.invalidated AND entry.format = input.format
-                        AND NOT EXISTS (SELECT FROM written)
-                    RETURNING entry.seq
-                )
-                SELECT seq, pg_notify(\(channel), \(note) || seq::text)::text FROM written
-                UNION ALL SELECT seq, NULL FROM refreshed
-                """)
+        // `written` upserts, unless the row already holds this value, format and mark: the conflict
+        // branch's WHERE sees the newest committed row (locked, so no other write changes it before
+        // this one commits), and only a row it changed is returned and notified. `refreshed` then
+        // stores a newer `storedAt` in such a row, with a new `seq` (a read that found the row
+        // expired deletes it only if its `seq` is unchanged). It runs only when `written` returned
+        // nothing (the one-time filter on `written` makes PostgreSQL run `written` first), and it
+        // finds the row through the statement's snapshot: a row first inserted by a concurrent
+        // transaction after that snapshot keeps its own `storedAt`, of the same moment. `input`
+        // binds the key and value once.
+        let seq = try await database.query(
+            "write",
+            """
+            WITH input AS (
+                SELECT \(keyBytes)::bytea AS key, \(valueBytes)::bytea AS value, \(storedAt)::int8 AS stored_at,
+                    \(isInvalidated)::bool AS invalidated, \(format)::int4 AS format
+            ), written AS (
+                INSERT INTO \(unescaped: table) AS entry (key, value, stored_at, invalidated, format, size, seq)
+                SELECT key, value, stored_at, invalidated, format, \(rowSize), nextval(\(sequence)) FROM input
+                ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, stored_at = EXCLUDED.stored_at,
+                    invalidated = EXCLUDED.invalidated, format = EXCLUDED.format, size = EXCLUDED.size,
+                    seq = EXCLUDED.seq
+                WHERE entry.value <> EXCLUDED.value OR entry.invalidated <> EXCLUDED.invalidated
+                    OR entry.format <> EXCLUDED.format
+                RETURNING entry.seq
+            ), refreshed AS (
+                UPDATE \(unescaped: table) AS entry SET stored_at = input.stored_at, seq = nextval(\(sequence))
+                FROM input
+                WHERE entry.key = input.key AND entry.stored_at < input.stored_at AND entry.value = input.value
+                    AND entry.invalidated = input.invalidated AND entry.format = input.format
+                    AND NOT EXISTS (SELECT FROM written)
+                RETURNING entry.seq
+            )
+            SELECT seq, pg_notify(\(channel), \(note) || seq::text)::text FROM written
+            UNION ALL SELECT seq, NULL FROM refreshed
+            """
+        ) { rows in
             var seq: Int64?
-            for try await (found, _) in rows.decode((Int64, String?).self) { seq = found }
+            for row in rows {
+                let (found, _) = try row.decode((Int64, String?).self)
+                seq = found
+            }
             return seq
         }
         await releaseClaim(afterWriting: keyBytes)
@@ -116,18 +120,20 @@ extension PostgresCache {
         let table = table.table
         let limit = Int64(sizeLimit)
         do throws(PostgresCacheError) {
-            let evicted = try await database.run("evict") { client in
-                let rows = try await client.query(
-                    """
-                    DELETE FROM \(unescaped: table) AS entry
-                    USING (SELECT key, seq, sum(size) OVER (ORDER BY seq DESC) AS total FROM \(unescaped: table))
-                        AS ranked
-                    WHERE entry.key = ranked.key AND entry.seq = ranked.seq AND ranked.total > \(limit)
-                        AND entry.seq <> \(seq)
-                    RETURNING entry.key, entry.size, entry.seq
-                    """)
-                var evicted: [(key: Data, size: Int32, seq: Int64)] = []
-                for try await row in rows.decode((Data, Int32, Int64).self) { evicted.append(row) }
+            let evicted = try await database.query(
+                "evict",
+                """
+                DELETE FROM \(unescaped: table) AS entry
+                USING (SELECT key, seq, sum(size) OVER (ORDER BY seq DESC) AS total FROM \(unescaped: table))
+                    AS ranked
+                WHERE entry.key = ranked.key AND entry.seq = ranked.seq AND ranked.total > \(limit)
+                    AND entry.seq <> \(seq)
+                RETURNING entry.key, entry.size, entry.seq
+                """
+            ) { rows in
+                let evicted = try rows.map { row -> (key: Data, size: Int32, seq: Int64) in
+                    try row.decode((Data, Int32, Int64).self)
+                }
                 // Oldest first, as they were chosen (RETURNING has no order).
                 return evicted.sorted { $0.seq < $1.seq }
             }
@@ -155,13 +161,12 @@ extension PostgresCache {
         let table = table.table
         let channel = notificationChannel
         let note = notificationPrefix("remove", keyBytes)
-        try await database.run("remove") { client in
-            try await client.execute(
-                """
-                WITH removed AS (DELETE FROM \(unescaped: table) WHERE key = \(keyBytes) RETURNING seq)
-                SELECT pg_notify(\(channel), \(note) || seq::text)::text FROM removed
-                """)
-        }
+        try await database.execute(
+            "remove",
+            """
+            WITH removed AS (DELETE FROM \(unescaped: table) WHERE key = \(keyBytes) RETURNING seq)
+            SELECT pg_notify(\(channel), \(note) || seq::text)::text FROM removed
+            """)
     }
 
     /// Deletes every row of the cache's table, in one `DELETE` (other caches' tables are left alone),
@@ -172,14 +177,13 @@ extension PostgresCache {
         let table = table.table
         let channel = notificationChannel
         let payload = notificationPrefix("remove", nil) + "0"
-        try await database.run("remove all") { client in
-            // A data-modifying WITH runs to completion whatever the query reads of it, so EXISTS reads one
-            // row and every row is deleted.
-            try await client.execute(
-                """
-                WITH removed AS (DELETE FROM \(unescaped: table) RETURNING 1)
-                SELECT pg_notify(\(channel), \(payload))::text WHERE EXISTS (SELECT FROM removed)
-                """)
-        }
+        // A data-modifying WITH runs to completion whatever the query reads of it, so EXISTS reads one row
+        // and every row is deleted.
+        try await database.execute(
+            "remove all",
+            """
+            WITH removed AS (DELETE FROM \(unescaped: table) RETURNING 1)
+            SELECT pg_notify(\(channel), \(payload))::text WHERE EXISTS (SELECT FROM removed)
+            """)
     }
 }

@@ -12,23 +12,27 @@ struct PostgresCacheDatabase: Sendable {
     /// The longest time one operation may take, from asking the pool for a connection to the last row.
     let timeout: Duration
 
-    /// Runs `body` with the client within ``timeout``.
+    /// Runs `statement` within ``timeout`` and reads its rows with `read`.
     ///
-    /// `body` must read every row it needs before returning (a row sequence holds its connection until
-    /// it is read to the end), and return plain values.
+    /// The statement goes to an open connection of the pool (see
+    /// ``PostgresNIO/PostgresClient/rowsOnOpenConnection(_:)``): one the pool hands out after it
+    /// closed gets nothing and is given back, so that a statement never waits for a connection that is
+    /// gone. The rows are read to the end before `read` gets them.
     ///
     /// - Parameters:
     ///   - operation: What the cache is doing, for the error (`read`, `write`, …).
-    ///   - body: The statements to run.
-    /// - Returns: What `body` returned.
-    /// - Throws: ``PostgresCacheError/databaseFailed(operation:sqlState:message:)`` when a statement or
-    ///   the connection failed, ``PostgresCacheError/timedOut(operation:after:)`` when `body` did not
-    ///   finish in time.
-    func run<Output: Sendable>(
-        _ operation: String, _ body: @escaping @Sendable (PostgresClient) async throws -> Output
+    ///   - statement: The statement, built on the statement's task (binding a value may throw).
+    ///   - read: Makes the result of the rows; it runs on the statement's task.
+    /// - Returns: What `read` returned.
+    /// - Throws: ``PostgresCacheError/databaseFailed(operation:sqlState:message:)`` when the statement,
+    ///   the connection or `read` failed, ``PostgresCacheError/timedOut(operation:after:)`` when no
+    ///   answer came in time, ``PostgresCacheError/cancelled(operation:)`` when the task was cancelled.
+    func query<Output: Sendable>(
+        _ operation: String, _ statement: @escaping @autoclosure @Sendable () throws -> PostgresQuery,
+        read: @escaping @Sendable ([PostgresRow]) throws -> Output
     ) async throws(PostgresCacheError) -> Output {
         let client = client
-        switch await withDeadline(timeout, { try await body(client) }) {
+        switch await withDeadline(timeout, { try read(try await client.rowsOnOpenConnection(try statement())) }) {
         case .finished(.success(let output)):
             return output
         case .finished(.failure(let error as PostgresCacheError)):
@@ -46,6 +50,18 @@ struct PostgresCacheDatabase: Sendable {
         case .cancelled:
             throw .cancelled(operation: operation)
         }
+    }
+
+    /// Runs `statement` within ``timeout``, discarding its rows (see ``query(_:_:read:)``).
+    ///
+    /// - Parameters:
+    ///   - operation: What the cache is doing, for the error.
+    ///   - statement: The statement, built on the statement's task.
+    /// - Throws: As ``query(_:_:read:)``.
+    func execute(
+        _ operation: String, _ statement: @escaping @autoclosure @Sendable () throws -> PostgresQuery
+    ) async throws(PostgresCacheError) {
+        try await query(operation, try statement()) { _ in () }
     }
 
     /// The cache error for a database error.

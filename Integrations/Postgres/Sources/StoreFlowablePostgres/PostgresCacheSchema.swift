@@ -98,9 +98,7 @@ public enum PostgresCacheSchema {
                 $storeflowable$
                 """)
         do throws(PostgresCacheError) {
-            try await database.run("migrate") { client in
-                try await client.execute(migration)
-            }
+            try await database.execute("migrate", migration)
         } catch {
             if case .databaseFailed(_, "SF001", _) = error {
                 throw .schemaMismatch(found: 0, expected: layoutVersion)
@@ -121,20 +119,20 @@ public enum PostgresCacheSchema {
     static func check(_ table: PostgresCacheTable, database: PostgresCacheDatabase) async throws(PostgresCacheError) {
         let schemaTable = PostgresCacheTable.schemaTable
         let tableName = table.table
-        let exists = try await database.run("open") { client in
-            let rows = try await client.query(
-                "SELECT to_regclass(\(schemaTable)) IS NOT NULL, to_regclass(\(tableName)) IS NOT NULL")
+        let exists = try await database.query(
+            "open", "SELECT to_regclass(\(schemaTable)) IS NOT NULL, to_regclass(\(tableName)) IS NOT NULL"
+        ) { rows in
             var found: (schema: Bool, table: Bool) = (false, false)
-            for try await (schema, table) in rows.decode((Bool, Bool).self) { found = (schema, table) }
+            for row in rows { found = try row.decode((Bool, Bool).self) }
             return found.schema && found.table
         }
         guard exists else { throw .notMigrated(name: table.name) }
         let name = table.name
-        let version = try await database.run("open") { client in
-            let rows = try await client.query(
-                "SELECT version FROM \(unescaped: schemaTable) WHERE cache = \(name)")
+        let version = try await database.query(
+            "open", "SELECT version FROM \(unescaped: schemaTable) WHERE cache = \(name)"
+        ) { rows in
             var version: Int32?
-            for try await (found) in rows.decode(Int32.self) { version = found }
+            for row in rows { version = try row.decode(Int32.self) }
             return version
         }
         guard let version else { throw .notMigrated(name: table.name) }

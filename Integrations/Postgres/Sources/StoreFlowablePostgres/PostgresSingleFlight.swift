@@ -163,20 +163,22 @@ public final class PostgresSingleFlight<Key: Hashable & Sendable & Codable, Valu
         let now = cache.clock.now
         let nowNanoseconds = now.nanosecondsSince1970
         let expires = now.advanced(by: lease).nanosecondsSince1970
-        return try await cache.database.run("claim") { client in
-            let rows = try await client.query(
-                """
-                WITH claimed AS (
-                    INSERT INTO \(unescaped: claims) AS claim (key, holder, expires_at)
-                    VALUES (\(keyBytes), \(token), \(expires))
-                    ON CONFLICT (key) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
-                        WHERE claim.expires_at <= \(nowNanoseconds)
-                    RETURNING xmax <> 0 AS took_over)
-                SELECT EXISTS (SELECT 1 FROM claimed), COALESCE((SELECT took_over FROM claimed), false),
-                    (SELECT seq FROM \(unescaped: entries) WHERE key = \(keyBytes))
-                """)
+        return try await cache.database.query(
+            "claim",
+            """
+            WITH claimed AS (
+                INSERT INTO \(unescaped: claims) AS claim (key, holder, expires_at)
+                VALUES (\(keyBytes), \(token), \(expires))
+                ON CONFLICT (key) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
+                    WHERE claim.expires_at <= \(nowNanoseconds)
+                RETURNING xmax <> 0 AS took_over)
+            SELECT EXISTS (SELECT 1 FROM claimed), COALESCE((SELECT took_over FROM claimed), false),
+                (SELECT seq FROM \(unescaped: entries) WHERE key = \(keyBytes))
+            """
+        ) { rows in
             var attempt = ClaimAttempt(claimed: false, tookOver: false, seq: nil)
-            for try await (claimed, tookOver, seq) in rows.decode((Bool, Bool, Int64?).self) {
+            for row in rows {
+                let (claimed, tookOver, seq) = try row.decode((Bool, Bool, Int64?).self)
                 attempt = ClaimAttempt(claimed: claimed, tookOver: tookOver, seq: seq)
             }
             return attempt
@@ -205,13 +207,12 @@ public final class PostgresSingleFlight<Key: Hashable & Sendable & Codable, Valu
         let expires = cache.clock.now.advanced(by: writeGrace).nanosecondsSince1970
         let database = cache.database
         await Task {
-            try? await database.run("claim") { client in
-                try await client.execute(
-                    """
-                    UPDATE \(unescaped: claims) SET expires_at = \(expires)
-                    WHERE key = \(keyBytes) AND holder = \(token)
-                    """)
-            }
+            try? await database.execute(
+                "claim",
+                """
+                UPDATE \(unescaped: claims) SET expires_at = \(expires)
+                WHERE key = \(keyBytes) AND holder = \(token)
+                """)
         }.value
     }
 
@@ -222,10 +223,8 @@ public final class PostgresSingleFlight<Key: Hashable & Sendable & Codable, Valu
         let database = cache.database
         let claims = cache.table.claimTable
         await Task {
-            try? await database.run("release claim") { client in
-                try await client.execute(
-                    "DELETE FROM \(unescaped: claims) WHERE key = \(keyBytes) AND holder = \(token)")
-            }
+            try? await database.execute(
+                "release claim", "DELETE FROM \(unescaped: claims) WHERE key = \(keyBytes) AND holder = \(token)")
         }.value
     }
 

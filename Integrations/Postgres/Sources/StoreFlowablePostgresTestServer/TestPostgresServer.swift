@@ -83,11 +83,21 @@ public final class TestPostgresServer: Sendable {
         }
     }
 
-    /// Stops the server at once (`pg_ctl stop -m immediate`): connections are cut, nothing is flushed.
+    /// How ``stop(_:)`` stops the server: `pg_ctl stop -m <mode>`.
+    public enum StopMode: String, Sendable {
+        /// Connections are cut at once and nothing is flushed (`immediate`).
+        case immediate
+        /// Each backend ends its connection with an error (SQLSTATE 57P01) and the server writes a
+        /// checkpoint before it exits (`fast`, what `pg_ctl restart` does).
+        case fast
+    }
+
+    /// Stops the server (`pg_ctl stop`), at once by default: connections are cut, nothing is flushed.
     ///
+    /// - Parameter mode: How to stop it; ``StopMode/immediate`` by default.
     /// - Throws: ``SetupError`` when `pg_ctl` fails.
-    public func stop() throws(SetupError) {
-        try run("pg_ctl", ["-D", "\(folder)/data", "-m", "immediate", "-w", "stop"])
+    public func stop(_ mode: StopMode = .immediate) throws(SetupError) {
+        try run("pg_ctl", ["-D", "\(folder)/data", "-m", mode.rawValue, "-w", "stop"])
     }
 
     /// A client configuration for the database `postgres` as `storeflowable`, without TLS, that gives
@@ -170,6 +180,13 @@ public final class TestPostgresServer: Sendable {
     /// ended, and the server that `pg_ctl start` leaves running inherits that socket, so
     /// `waitUntilExit()` would wait for the server to stop.
     ///
+    /// The child gets no other descriptor of this process (see `closeInheritedDescriptors(_:_:)`):
+    /// the server that `pg_ctl start` leaves running, the watchdog and their children would otherwise
+    /// keep every socket and pipe that was open here at that moment (NIO opens its sockets without
+    /// close-on-exec). A client's connection that this process then closes stays open in them, so its
+    /// peer never sees the close; a listening socket closed here keeps accepting connections; a port
+    /// bound here for a moment (`freePort()`) stays bound.
+    ///
     /// - Parameters:
     ///   - command: The program's path and its arguments.
     ///   - output: The file receiving standard output and error (created or truncated).
@@ -183,10 +200,14 @@ public final class TestPostgresServer: Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        closeInheritedDescriptors(&actions, &attributes)
         var arguments: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
         defer { for argument in arguments { free(argument) } }
         var pid = pid_t()
-        let started = posix_spawn(&pid, command[0], &actions, nil, &arguments, environ)
+        let started = posix_spawn(&pid, command[0], &actions, &attributes, &arguments, environ)
         guard started == 0 else {
             throw SetupError(description: "cannot start \(command.joined(separator: " ")): errno \(started)")
         }
@@ -195,6 +216,39 @@ public final class TestPostgresServer: Sendable {
         while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
         // WIFEXITED / WEXITSTATUS and WTERMSIG, which are macros in C.
         return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+    }
+
+    /// Makes the spawned child close every descriptor above standard error before it runs.
+    ///
+    /// glibc 2.34 and later: `posix_spawn_file_actions_addclosefrom_np(actions, 3)`, which closes them
+    /// in the child, after the fork: nothing this process opens meanwhile, on another thread, can slip
+    /// through. Its header declares it only for `_GNU_SOURCE`, which Swift's Glibc module does not
+    /// define, so it is looked up by name. An older glibc: every descriptor above 2 now open is marked
+    /// close-on-exec (one that another thread opens between this and the spawn still leaks). Darwin:
+    /// `POSIX_SPAWN_CLOEXEC_DEFAULT`.
+    ///
+    /// - Parameters:
+    ///   - actions: The spawn's file actions, which already set up descriptors 0 to 2.
+    ///   - attributes: The spawn's attributes.
+    private static func closeInheritedDescriptors(
+        _ actions: inout posix_spawn_file_actions_t, _ attributes: inout posix_spawnattr_t
+    ) {
+        #if canImport(Glibc)
+            typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+            if let program = dlopen(nil, RTLD_NOW),
+                let symbol = dlsym(program, "posix_spawn_file_actions_addclosefrom_np")
+            {
+                let addCloseFrom = unsafeBitCast(symbol, to: AddCloseFrom.self)
+                if addCloseFrom(&actions, 3) == 0 { return }
+            }
+            let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+            for descriptor in open.compactMap({ Int32($0) }) where descriptor > 2 {
+                let flags = fcntl(descriptor, F_GETFD)
+                if flags >= 0 { _ = fcntl(descriptor, F_SETFD, flags | FD_CLOEXEC) }
+            }
+        #elseif canImport(Darwin)
+            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_CLOEXEC_DEFAULT))
+        #endif
     }
 
     /// `runuser`, in `/usr/sbin` or `/sbin`.

@@ -150,6 +150,105 @@ struct PostgresCacheListenerTests {
         }
     }
 
+    @Test func aClockWhoseSleepThrowsNeitherEndsTheListenerNorItsRetries() async throws {
+        try await withClient { client in
+            let events = Recorder<PostgresCacheEvent>()
+            let reader = try await makeCache(client, events: events.record)
+            let changes = Recorder<PostgresCacheChange<Int>?>()
+            // `nil` when the listener returned, which it must only do when cancelled.
+            let listening = Task {
+                await reader.listenForChanges(
+                    retry: PostgresCacheListenerRetry(baseDelay: .milliseconds(10), jitter: .none),
+                    clock: ThrowingClock()
+                ) { change in
+                    changes.record(change)
+                }
+                changes.record(nil)
+            }
+            try await changes.wait(forCount: 1)
+            let backend = try await listeningBackend(client, channel: reader.notificationChannel)
+            try await execute(client, "SELECT pg_terminate_backend(\(backend)::int4)")
+            // The backoff's sleep throws: the listener waits on the continuous clock instead, and listens
+            // again. It used to return at once, without a word.
+            let seen = try await changes.wait("listening again, or returned") { $0.count >= 2 }
+            #expect(seen[0..<2] == [.all, .all])
+            #expect(events.elements.contains(where: Self.isDisconnected(attempt: 1, .milliseconds(10))))
+            listening.cancel()
+            await listening.value
+            #expect(changes.elements.last == .some(nil))
+        }
+    }
+
+    @Test func aListeningConnectionThatStopsAnsweringIsClosedByTheHeartbeatAndReplaced() async throws {
+        try await withClient { client in
+            let name = uniqueName()
+            let events = Recorder<PostgresCacheEvent>()
+            let writer = try await makeCache(client, name: name)
+            let reader = try await makeCache(client, name: name, timeout: .seconds(2), events: events.record)
+            let heard = TestListener(reader)
+            try await heard.waitUntilListening()
+            // The backend stops answering; its connection stays open, so nothing fails on its own.
+            let frozen = try FrozenBackend(try await listeningBackend(client, channel: reader.notificationChannel))
+            defer { frozen.thaw() }
+
+            // Every 2 seconds of its clock (the cache's timeout) the listener asks `SELECT 1`, and closes
+            // the connection when no answer comes within 2 seconds more. Without this nothing ever
+            // happened: the listener waited for notifications for ever.
+            try await heard.clock.waitForSleeper("the heartbeat's interval")
+            heard.clock.advance(by: .seconds(2))
+            try await heard.clock.waitForSleeper("the heartbeat's answer")
+            heard.clock.advance(by: .seconds(2))
+            try await events.wait("disconnected") { $0.contains(where: Self.isDisconnected(attempt: 1, .seconds(1))) }
+            let failure = events.elements.last.map(String.init(describing:)) ?? ""
+            #expect(failure.contains("heartbeat got no answer from the database within 2.0 seconds"), "\(failure)")
+
+            // It reconnects after its backoff, on another connection, and hears changes again.
+            try await heard.clock.waitForSleeper("the backoff")
+            heard.clock.advance(by: .seconds(1))
+            try await heard.waitUntilListening(2)
+            let entry = CacheEntry(value: "heard", storedAt: CacheTime(nanosecondsSince1970: 1))
+            try await writer.setEntry(entry, forKey: 7)
+            try await heard.changes.wait("key 7") { $0.contains { if case .key(7, _) = $0 { true } else { false } } }
+            await heard.stop()
+        }
+    }
+
+    @Test(.enabled(if: FrozenBackend.canSeeSockets, "needs /proc/net/tcp"))
+    func aConnectionThatDoesNotAnswerListenInTimeIsClosedNotGivenBackToThePool() async throws {
+        // A pool of one connection: the listener's, then the next statement's.
+        var configuration = try sharedServer().configuration()
+        configuration.options.maximumConnections = 1
+        let client = PostgresClient(configuration: configuration)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            let events = Recorder<PostgresCacheEvent>()
+            let cache = try await makeCache(client, timeout: .seconds(2), events: events.record)
+            var connection: (backend: Int64, port: Int64)?
+            for try await found in try await client.query("SELECT pg_backend_pid()::int8, inet_client_port()::int8")
+                .decode((Int64, Int64).self)
+            {
+                connection = found
+            }
+            guard let connection else { throw FrozenBackend.Failure(description: "no backend") }
+            let frozen = try FrozenBackend(connection.backend)
+            defer { frozen.thaw() }
+
+            let heard = TestListener(cache)
+            // `LISTEN` reached the stopped backend: the listener holds the connection and waits.
+            try await frozen.waitUntilSomethingIsUnread(
+                serverPort: try sharedServer().port, clientPort: Int(connection.port))
+            try await heard.clock.waitForSleeper("the connect deadline")
+            heard.clock.advance(by: .seconds(2))
+            try await events.wait("disconnected") { $0.contains(where: Self.isDisconnected(attempt: 1, .seconds(1))) }
+
+            // The connection was closed, not handed back with `LISTEN` pending: the next statement gets a
+            // new one. It used to get the stopped one, and wait for its timeout behind `LISTEN`.
+            #expect(try await cache.entry(forKey: 1) == nil)
+            await heard.stop()
+        }
+    }
+
     /// Whether an event is the listener's `attempt`-th failure, followed by a wait of `retryAfter`.
     private static func isDisconnected(
         attempt: Int, _ retryAfter: Duration
@@ -157,5 +256,18 @@ struct PostgresCacheListenerTests {
         { event in
             if case .listenerDisconnected(_, attempt, retryAfter) = event { true } else { false }
         }
+    }
+}
+
+/// A clock that cannot sleep: every `sleep` throws at once, and not because the task was cancelled.
+private struct ThrowingClock: Clock {
+    /// What each sleep throws.
+    struct CannotSleep: Error {}
+
+    var now: ContinuousClock.Instant { ContinuousClock.now }
+    var minimumResolution: Duration { ContinuousClock().minimumResolution }
+
+    func sleep(until deadline: ContinuousClock.Instant, tolerance: Duration?) async throws {
+        throw CannotSleep()
     }
 }

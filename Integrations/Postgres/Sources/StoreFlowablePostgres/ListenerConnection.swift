@@ -1,0 +1,49 @@
+import PostgresNIO
+import Synchronization
+
+/// The connection a change listener's session holds, for whoever finds it unresponsive: the connect
+/// deadline (`LISTEN` got no answer in time) and the heartbeat (`SELECT 1` got none) close it.
+///
+/// Closing fails whatever waits on the connection (`LISTEN`, the notifications, a query), so the
+/// session ends, and a connection that stopped answering is never handed back to the pool, where the
+/// next statement would queue behind the unanswered one. A lock, not an actor: closing never suspends
+/// on it.
+final class ListenerConnection: Sendable {
+    private struct State {
+        /// The session's connection, while it holds one.
+        var connection: PostgresConnection?
+        /// Why the connection was closed, when the heartbeat closed it.
+        var reason: String?
+    }
+
+    private let state = Mutex(State())
+
+    /// Why the connection was closed by ``close(because:)`` with a reason, if it was.
+    var reason: String? { state.withLock { $0.reason } }
+
+    /// Records `connection` as the session's, before anything is sent on it.
+    ///
+    /// - Parameter connection: The connection the session leased.
+    func hold(_ connection: PostgresConnection) {
+        state.withLock { $0.connection = connection }
+    }
+
+    /// Forgets the connection: the session is giving it back.
+    func release() {
+        state.withLock { $0.connection = nil }
+    }
+
+    /// Closes the held connection, if any, and returns once its close is complete (the pool has then
+    /// dropped it).
+    ///
+    /// - Parameter reason: Why, for the session's failure; the first reason given is kept.
+    func close(because reason: String? = nil) async {
+        let held = state.withLock { state -> PostgresConnection? in
+            if state.reason == nil { state.reason = reason }
+            return state.connection
+        }
+        guard let held else { return }
+        let closed: EventLoopFuture<Void> = held.close()
+        _ = try? await closed.get()
+    }
+}

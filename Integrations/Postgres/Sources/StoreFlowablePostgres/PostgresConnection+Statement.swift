@@ -1,0 +1,52 @@
+import PostgresNIO
+
+extension PostgresConnection {
+    /// Sends `query` if the connection is open, deciding on its event loop, and collects its rows.
+    ///
+    /// postgres-nio writes a query to the connection's channel without a promise for the write. Once
+    /// the channel has closed and NIO has removed its handlers (a moment after the close), such a write
+    /// is dropped, and the query is never answered, not even with an error. postgres-nio 1.33's pool
+    /// learns of a close only when that removal is done, and meanwhile may lease the closed connection:
+    /// after a server restart, a statement sent through the pool then waits for an answer that never
+    /// comes. Here the check and the write run in one job of the event loop, where a channel that is
+    /// still active still has its handlers: a query written then is answered or failed, never dropped.
+    ///
+    /// - Parameter query: The statement.
+    /// - Returns: Its rows, or `nil` when the connection was closed, in which case nothing was sent.
+    /// - Throws: What postgres-nio reports for the statement or the connection.
+    func rowsIfOpen(_ query: PostgresQuery) async throws -> [PostgresRow]? {
+        let logger = logger
+        let sent: EventLoopFuture<PostgresQueryResult?> = eventLoop.flatSubmit {
+            guard !self.isClosed else { return self.eventLoop.makeSucceededFuture(nil) }
+            let result: EventLoopFuture<PostgresQueryResult> = self.query(query, logger: logger)
+            return result.map { Optional($0) }
+        }
+        return try await sent.get()?.rows
+    }
+}
+
+extension PostgresClient {
+    /// Runs `query` on an open connection of the pool and returns its rows.
+    ///
+    /// A connection that the pool hands out after it closed (see
+    /// ``PostgresNIO/PostgresConnection/rowsIfOpen(_:)``) gets nothing: it is given back once its close is
+    /// complete, which is when the pool drops it, and the statement goes to another connection. Each
+    /// closed connection is handed out once at most, so this takes as many leases as the pool had
+    /// closed connections to hand out, and then waits for an open one as any request does. It ends
+    /// when the task is cancelled (taking a connection then throws).
+    ///
+    /// - Parameter query: The statement.
+    /// - Returns: Its rows.
+    /// - Throws: What postgres-nio reports for the statement, the connection or the pool.
+    func rowsOnOpenConnection(_ query: PostgresQuery) async throws -> [PostgresRow] {
+        while true {
+            let rows: [PostgresRow]? = try await withConnection { connection in
+                if let rows = try await connection.rowsIfOpen(query) { return rows }
+                // Given back only once the pool knows the connection closed, or it would lease it again.
+                _ = try? await connection.closeFuture.get()
+                return nil
+            }
+            if let rows { return rows }
+        }
+    }
+}
