@@ -14,6 +14,8 @@ final class ListenerConnection: Sendable {
         var connection: PostgresConnection?
         /// Why the connection was closed, when the heartbeat closed it.
         var reason: String?
+        /// Whether ``close(because:)`` ran: a connection the session leases after it is closed at once.
+        var isClosed = false
     }
 
     private let state = Mutex(State())
@@ -23,9 +25,17 @@ final class ListenerConnection: Sendable {
 
     /// Records `connection` as the session's, before anything is sent on it.
     ///
+    /// When ``close(because:)`` already ran (the connect deadline passed while the session waited for
+    /// the pool), the connection is not recorded: the caller must close it at once and not listen on it.
+    ///
     /// - Parameter connection: The connection the session leased.
-    func hold(_ connection: PostgresConnection) {
-        state.withLock { $0.connection = connection }
+    /// - Returns: Whether the session may use the connection.
+    func hold(_ connection: PostgresConnection) -> Bool {
+        state.withLock { state in
+            guard !state.isClosed else { return false }
+            state.connection = connection
+            return true
+        }
     }
 
     /// Forgets the connection: the session is giving it back.
@@ -38,12 +48,18 @@ final class ListenerConnection: Sendable {
     ///
     /// - Parameter reason: Why, for the session's failure; the first reason given is kept.
     func close(because reason: String? = nil) async {
+        // The close starts under the lock, so that it never reaches a connection the session already
+        // gave back to the pool (``release()`` takes the same lock); it does not call back into it.
         let held = state.withLock { state -> PostgresConnection? in
             if state.reason == nil { state.reason = reason }
-            return state.connection
+            state.isClosed = true
+            guard let connection = state.connection else { return nil }
+            connection.close().whenComplete { _ in }
+            return connection
         }
         guard let held else { return }
-        let closed: EventLoopFuture<Void> = held.close()
-        _ = try? await closed.get()
+        // `close()` returns at once for a connection already closing; its close future tells when the
+        // close is complete.
+        _ = try? await held.closeFuture.get()
     }
 }

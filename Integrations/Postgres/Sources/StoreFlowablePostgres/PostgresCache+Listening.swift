@@ -212,7 +212,13 @@ extension PostgresCache {
         var listened = false
         do {
             try await database.client.withConnection { connection in
-                held.hold(connection)
+                guard held.hold(connection) else {
+                    // The connect deadline passed while the pool leased it: close it before the pool gets
+                    // it back, and send nothing on it.
+                    connection.close().whenComplete { _ in }
+                    _ = try? await connection.closeFuture.get()
+                    throw CancellationError()
+                }
                 defer { held.release() }
                 do {
                     try await connection.listen(on: channel) { notifications in
