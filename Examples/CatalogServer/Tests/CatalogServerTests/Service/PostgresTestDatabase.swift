@@ -11,12 +11,9 @@ enum PostgresTestDatabase {
     /// ``skipReason``.
     ///
     /// Swift Testing evaluates a suite's `.enabled(if:)` while it plans the run, before any test runs,
-    /// so the server starts before any test has opened a socket. That matters: `TestPostgresServer`
-    /// spawns its processes (a watchdog shell, `pg_ctl` and the server, which outlive the spawn) with
-    /// `posix_spawn` without closing the test process's descriptors, and NIO opens its sockets without
-    /// close-on-exec. A socket open at that moment stays open in those processes: closing it in the test
-    /// then sends nothing (a server never sees its client leave), and a listening socket closed by a
-    /// stopped service keeps accepting connections nobody answers.
+    /// so the server starts before any test has opened a socket. (`TestPostgresServer` closes the test
+    /// process's descriptors in the processes it spawns, so a socket open at that moment would not leak
+    /// into them either; starting early keeps the server's start out of the tests' time limits.)
     static let isAvailable: Bool = {
         let present = binariesArePresent()
         if present { _ = TestPostgresServer.shared }
