@@ -242,7 +242,7 @@ def postgres(harness: Harness, report: Report, upstream: Child) -> None:
     for name, result, probed in zip("AB", results, answers):
         before = result.statuses_between(load_started, stopped)
         during = result.statuses_between(stopped - 1, load_ended)
-        tail = result.statuses_between(load_ended - 3, load_ended - 1)
+        tail = result.last_full_seconds(2)
         recovery = _recovery_seconds(result, started, load_ended - 1)
         ok = ok and set(before) <= {200} and bool(tail) and set(tail) <= {200} and recovery is not None
         errors = sum(count for status, count in during.items() if status != 200)

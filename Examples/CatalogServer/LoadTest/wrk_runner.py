@@ -71,6 +71,15 @@ class WrkResult:
                 counts[int(status)] = counts.get(int(status), 0) + int(count)
         return counts
 
+    def last_full_seconds(self, count: int) -> dict[int, int]:
+        """The statuses of the `count` whole seconds before the last second an answer came in (that one
+        is partial). wrk's clock starts before its script has built its requests, so its answers can end
+        seconds before the run does: the run's end is not where its last answers are."""
+        if not self.statuses_per_second:
+            return {}
+        last = max(int(second) for second in self.statuses_per_second)
+        return self.statuses_between(last - count, last)
+
     def statuses_between(self, start: float, end: float) -> dict[int, int]:
         """The statuses of the wall-clock seconds s with start <= s and s + 1 <= end."""
         counts: dict[int, int] = {}
