@@ -3,13 +3,16 @@ import StoreFlowableTesting
 
 /// The resilience part: 100 concurrent requests for 100 different users become one batched origin
 /// call; a flaky origin is recovered by retries with backoff (each event printed as it is reported);
-/// 40 distinct misses under a concurrency limit of 4.
+/// 40 distinct misses under a concurrency limit of 4; 10 misses against a slow origin, where a limit
+/// with a bounded line sheds what does not fit.
 func showResilience(_ checks: inout Checks) async {
     await showBatching(&checks)
     print()
     await showRetries(&checks)
     print()
     await showConcurrencyLimit(&checks)
+    print()
+    await showLoadShedding(&checks)
 }
 
 /// A user-service error that says whether it is worth another attempt.
@@ -87,6 +90,55 @@ private func showConcurrencyLimit(_ checks: inout Checks) async {
     print("  served: \(served)   most origin calls at once: \(most)")
     checks.expect(served == 40, "every product should be served")
     checks.expect(most <= 4, "no more than 4 origin calls should run at once")
+}
+
+private func showLoadShedding(_ checks: inout Checks) async {
+    let limit = ConcurrencyLimit(maxConcurrent: 2, maxQueued: 2)
+    // The origin is slow: it answers only once the tour lets it (after every caller has arrived).
+    let gate = LockedValue<(isOpen: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+    let store = KeyedStore(
+        cache: MemoryCache<Int, String>(),
+        manager: FlowableDataStateManager(fetchPolicy: FetchPolicy(concurrencyLimit: limit))
+    ) { id in
+        await withCheckedContinuation { waiter in
+            let now = gate.withLock { gate in
+                if !gate.isOpen { gate.waiters.append(waiter) }
+                return gate.isOpen
+            }
+            if now { waiter.resume() }
+        }
+        return "product \(id)"
+    }
+    print("10 misses at once against a slow origin, ConcurrencyLimit(maxConcurrent: 2, maxQueued: 2):")
+    let refused = LockedValue(0)
+    let served = await withTaskGroup(of: Bool.self) { group in
+        for id in 1...10 {
+            group.addTask {
+                do {
+                    return try await store[id].requireData() == "product \(id)"
+                } catch ConcurrencyLimitError.queueFull {
+                    refused.withLock { $0 += 1 }
+                    return false
+                } catch {
+                    return false
+                }
+            }
+        }
+        // 2 run, 2 wait in line, and the 6 others are turned away at once, before the origin answers.
+        let deadline = ContinuousClock.now.advanced(by: .seconds(10))
+        while refused.withLock({ $0 }) < 6, ContinuousClock.now < deadline { await Task.yield() }
+        let waiters = gate.withLock { gate in
+            gate.isOpen = true
+            defer { gate.waiters = [] }
+            return gate.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+        return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+    }
+    print("  turned away at once (ConcurrencyLimitError.queueFull): \(refused.withLock { $0 })")
+    print("  served once the origin answered: \(served)")
+    checks.expect(refused.withLock { $0 } == 6, "6 callers should be turned away by the full line")
+    checks.expect(served == 4, "the 2 running and the 2 waiting should be served")
 }
 
 /// Keeps each event as a line, with the time since the first one.
