@@ -50,9 +50,10 @@ public struct PostgresLocation: Sendable, Equatable {
 
     /// A client configuration for this database, bounding what a stuck server can hold.
     ///
-    /// The server's `statement_timeout` and `lock_timeout` are set to 9 seconds, within the caches'
+    /// The server's `statement_timeout` and `lock_timeout` are set to 5 seconds, half the caches'
     /// 10-second timeout (as `Docs/ServerCaches.md` advises: a statement the cache gave up on is ended by
-    /// the server too, and frees its connection); connecting gives up after 5 seconds.
+    /// the server too, and frees its connection, even when it waited for a connection first); connecting
+    /// gives up after 5 seconds.
     ///
     /// - Returns: The configuration, without TLS.
     public func clientConfiguration() -> PostgresClient.Configuration {
@@ -60,7 +61,7 @@ public struct PostgresLocation: Sendable, Equatable {
             host: host, port: port, username: username, password: password, database: database, tls: .disable)
         configuration.options.connectTimeout = .seconds(5)
         configuration.options.additionalStartupParameters = [
-            ("statement_timeout", "9000"), ("lock_timeout", "9000"), ("application_name", "catalog-server"),
+            ("statement_timeout", "5000"), ("lock_timeout", "5000"), ("application_name", "catalog-server"),
         ]
         return configuration
     }
