@@ -37,6 +37,23 @@ extension PostgresCache {
     ///   (a failed cleanup of a row that is a miss is reported to `events` instead).
     public func entry(forKey key: Key) async throws(PostgresCacheError) -> CacheEntry<Value>? {
         let keyBytes = try encodedKey(key)
+        let (entry, seq) = try await readEntry(keyBytes)
+        // A miss or a value that is not fresh is what a store's fetch follows: a single flight of this
+        // cache compares the row read here with the one its claim finds.
+        if claims.isTrackingReads, entry.map({ freshness(of: $0) != .fresh }) ?? true {
+            claims.noteRead(keyBytes, seq: seq, at: clock.now)
+        }
+        return entry
+    }
+
+    /// Reads the entry of `keyBytes` from its row, and the row's sequence number (see
+    /// ``entry(forKey:)``, which this is without remembering the read for a single flight).
+    ///
+    /// - Parameter keyBytes: The encoded key.
+    /// - Returns: The entry, `nil` for none (also for a row that is a miss and was deleted), and the
+    ///   sequence number of the row read, `nil` for no row.
+    /// - Throws: What ``entry(forKey:)`` throws, but for the key's encoding.
+    func readEntry(_ keyBytes: Data) async throws(PostgresCacheError) -> (CacheEntry<Value>?, seq: Int64?) {
         let table = table.table
         let found = try await database.query(
             "read",
@@ -52,17 +69,17 @@ extension PostgresCache {
             }
             return found
         }
-        guard let row = found else { return nil }
+        guard let row = found else { return (nil, nil) }
         // The key as text only for the events of a row that is a miss: a hit builds no string.
         guard row.format == valueFormat else {
             await discard(
                 keyBytes, seq: row.seq,
                 reporting: .removedOtherFormat(key: Self.printable(keyBytes), format: Int(row.format)))
-            return nil
+            return (nil, row.seq)
         }
         if policy.isPastLifetime(storedAt: row.storedAt, now: clock.now) {
             await discard(keyBytes, seq: row.seq, reporting: .removedExpiredEntry(key: Self.printable(keyBytes)))
-            return nil
+            return (nil, row.seq)
         }
         let value: Value
         do {
@@ -71,9 +88,9 @@ extension PostgresCache {
             await discard(
                 keyBytes, seq: row.seq,
                 reporting: .removedUndecodableEntry(key: Self.printable(keyBytes), reason: "\(error)"))
-            return nil
+            return (nil, row.seq)
         }
-        return CacheEntry(value: value, storedAt: row.storedAt, isInvalidated: row.isInvalidated)
+        return (CacheEntry(value: value, storedAt: row.storedAt, isInvalidated: row.isInvalidated), row.seq)
     }
 
     /// Deletes the row of `keyBytes` if it still has sequence number `seq`, then reports `event` (or

@@ -1,3 +1,4 @@
+import StoreFlowable
 import Synchronization
 
 #if canImport(FoundationEssentials)
@@ -6,31 +7,77 @@ import Synchronization
     import Foundation
 #endif
 
-/// The fetch claims this process holds on a cache's keys, by encoded key: a ``PostgresSingleFlight``
-/// records one when its origin call returned, and the cache's next write of that key releases it (the
-/// write is what the other instances are waiting for).
+/// What this process knows of a cache's fetch claims, by encoded key:
+/// - the claims a ``PostgresSingleFlight`` holds whose origin call returned: the cache's next write of
+///   that key releases it (the write is what the other instances are waiting for);
+/// - the row each key had when this process last read it as a miss or not fresh: a fetch that follows
+///   such a read and finds the row rewritten since uses the new value instead of calling the origin
+///   (another instance wrote it between this process's read and its claim).
 ///
-/// Empty unless a single flight is used, so a cache without one pays one uncontended lock per write.
+/// Empty unless a single flight is used, so a cache without one pays one uncontended lock per write
+/// and one atomic load per read.
 final class PostgresClaimRegistry: Sendable {
-    private let tokens = Mutex<[Data: String]>([:])
+    /// The row a read found, for the fetch that follows it.
+    struct ReadRow: Sendable {
+        /// The row's `seq`, `nil` for no row.
+        var seq: Int64?
+        /// When it was read, on the cache's clock.
+        var readAt: CacheTime
+    }
+
+    /// The most reads remembered; past it they are all forgotten (a read whose fetch then finds a
+    /// rewritten row calls the origin, as without the record).
+    static let readLimit = 4096
+
+    private let state = Mutex<(tokens: [Data: String], reads: [Data: ReadRow])>(([:], [:]))
+    /// Whether a single flight uses the cache, so that reads are worth remembering.
+    private let tracksReads = Atomic<Bool>(false)
 
     /// Records that the claim `token` on `keyBytes` waits for the key's next write.
     func hold(_ keyBytes: Data, token: String) {
-        tokens.withLock { $0[keyBytes] = token }
+        state.withLock { $0.tokens[keyBytes] = token }
     }
 
-    /// Takes the claim waiting for a write of `keyBytes`, if any.
+    /// Takes the claim waiting for a write of `keyBytes`, if any, when this process wrote the key; it
+    /// also forgets the key's last read (a read before this process's own write tells a later fetch
+    /// nothing: that fetch must not take this write for another instance's).
     ///
     /// - Returns: The claim's token, now forgotten by the registry.
     func take(_ keyBytes: Data) -> String? {
-        tokens.withLock { $0.removeValue(forKey: keyBytes) }
+        state.withLock { state in
+            state.reads[keyBytes] = nil
+            return state.tokens.removeValue(forKey: keyBytes)
+        }
     }
 
     /// Forgets the claim `token` on `keyBytes` if it is still recorded (another claim of the key may
     /// have replaced it).
     func forget(_ keyBytes: Data, token: String) {
-        tokens.withLock { tokens in
-            if tokens[keyBytes] == token { tokens[keyBytes] = nil }
+        state.withLock { state in
+            if state.tokens[keyBytes] == token { state.tokens[keyBytes] = nil }
         }
+    }
+
+    /// Makes ``noteRead(_:seq:at:)`` remember reads from now on; called by each single flight of the cache.
+    func startTrackingReads() {
+        tracksReads.store(true, ordering: .relaxed)
+    }
+
+    /// Whether reads are remembered: `false` until a single flight uses the cache.
+    var isTrackingReads: Bool { tracksReads.load(ordering: .relaxed) }
+
+    /// Remembers that `keyBytes` was read as a miss or not fresh, its row then being `seq`.
+    func noteRead(_ keyBytes: Data, seq: Int64?, at time: CacheTime) {
+        state.withLock { state in
+            if state.reads.count >= Self.readLimit, state.reads[keyBytes] == nil { state.reads.removeAll() }
+            state.reads[keyBytes] = ReadRow(seq: seq, readAt: time)
+        }
+    }
+
+    /// Takes the row last read of `keyBytes` as a miss or not fresh, if any.
+    ///
+    /// - Returns: The read, now forgotten by the registry.
+    func takeRead(_ keyBytes: Data) -> ReadRow? {
+        state.withLock { $0.reads.removeValue(forKey: keyBytes) }
     }
 }

@@ -25,7 +25,10 @@ import StoreFlowable
 /// claimed calls the origin; its store then writes the value to the cache, and that write releases the
 /// claim. Every other instance checks every `checkInterval` until the key's row is rewritten (it then
 /// uses the written value if it is fresh) or the claim is gone (the holder failed: it then claims and
-/// calls the origin itself).
+/// calls the origin itself). "Rewritten" counts from the store's read that found the miss, when the
+/// cache object made it at most a `lease` before the fetch: an instance that read the miss before the
+/// holder's write, but whose fetch claims only after the write released the claim (a busy machine),
+/// uses the written value too instead of calling the origin again.
 ///
 /// **The promise.** While every holder finishes within its `lease`, at most one origin call per key
 /// runs at a time across the fleet, and a burst of misses of one key on any number of instances costs
@@ -94,6 +97,7 @@ public final class PostgresSingleFlight<Key: Hashable & Sendable & Codable, Valu
         self.sleeper = clock
         self.events = events
         self.origin = origin
+        cache.claims.startTrackingReads()
     }
 
     /// Fetches the value of `key`: calls the origin if this instance gets the key's claim, otherwise
@@ -106,9 +110,11 @@ public final class PostgresSingleFlight<Key: Hashable & Sendable & Codable, Valu
     public func fetch(_ key: Key) async throws -> Value {
         let keyBytes = try cache.encodedKey(key)
         let token = instance + "-" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
-        // The key's row number when this fetch first found the claim held: a different one means the
-        // holder's value was written.
-        var waitingSince: WaitStart?
+        // The key's row number when the store read it as a miss or not fresh (within a lease before
+        // this fetch), else when this fetch first found the claim held: a different one means another
+        // instance's value was written since.
+        var waitingSince = readBeforeFetch(keyBytes).map { WaitStart(seq: $0.seq) }
+        var reportedWaiting = false
         while true {
             try Task.checkCancellation()
             let attempt: ClaimAttempt
@@ -119,7 +125,7 @@ public final class PostgresSingleFlight<Key: Hashable & Sendable & Codable, Valu
                 report(.claimUnavailable(key: PostgresCache<Key, Value>.printable(keyBytes), error: error.description))
                 return try await origin(key)
             }
-            if let waitingSince, attempt.seq != waitingSince.seq, let value = await freshValue(of: key) {
+            if let waitingSince, attempt.seq != waitingSince.seq, let value = await freshValue(of: keyBytes) {
                 // The holder's write arrived: use it (and give back the claim this check may have taken).
                 if attempt.claimed { await release(keyBytes, token: token) }
                 report(.usedValueOfOtherInstance(key: PostgresCache<Key, Value>.printable(keyBytes)))
@@ -130,8 +136,9 @@ public final class PostgresSingleFlight<Key: Hashable & Sendable & Codable, Valu
                 report(attempt.tookOver ? .tookOverExpiredClaim(key: printable) : .claimed(key: printable))
                 return try await fetchHolding(key, keyBytes, token: token)
             }
-            if waitingSince == nil {
-                waitingSince = WaitStart(seq: attempt.seq)
+            if waitingSince == nil { waitingSince = WaitStart(seq: attempt.seq) }
+            if !reportedWaiting {
+                reportedWaiting = true
                 report(.waiting(key: PostgresCache<Key, Value>.printable(keyBytes)))
             }
             try await sleeper.sleep(for: checkInterval)
@@ -141,6 +148,16 @@ public final class PostgresSingleFlight<Key: Hashable & Sendable & Codable, Valu
     /// The key's row number (`nil` for no row) when a fetch began waiting for another holder.
     private struct WaitStart: Sendable {
         var seq: Int64?
+    }
+
+    /// The row the cache object read of `keyBytes` as a miss or not fresh, if that was at most a
+    /// ``lease`` ago: the read this fetch follows, so that a value another instance wrote between that
+    /// read and this fetch's claim is used instead of a second origin call. An older read is of another
+    /// fetch (one whose caller left before it began) and is ignored.
+    private func readBeforeFetch(_ keyBytes: Data) -> PostgresClaimRegistry.ReadRow? {
+        guard let read = cache.claims.takeRead(keyBytes) else { return nil }
+        let age = read.readAt.duration(to: cache.clock.now)
+        return age <= lease ? read : nil
     }
 
     // MARK: Claims
@@ -228,9 +245,11 @@ public final class PostgresSingleFlight<Key: Hashable & Sendable & Codable, Valu
         }.value
     }
 
-    /// The cached value of `key` if it is fresh, else `nil` (also when the read fails).
-    private func freshValue(of key: Key) async -> Value? {
-        guard let entry = try? await cache.entry(forKey: key), cache.freshness(of: entry) == .fresh else { return nil }
+    /// The cached value of `keyBytes` if it is fresh, else `nil` (also when the read fails); the read
+    /// is not remembered as one a fetch follows.
+    private func freshValue(of keyBytes: Data) async -> Value? {
+        guard let (entry, _) = try? await cache.readEntry(keyBytes), let entry, cache.freshness(of: entry) == .fresh
+        else { return nil }
         return entry.value
     }
 

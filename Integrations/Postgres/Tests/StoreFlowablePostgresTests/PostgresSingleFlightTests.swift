@@ -38,11 +38,16 @@ struct PostgresSingleFlightTests {
         return instances
     }
 
+    // The leases and write graces of these tests are on a manual clock that does not move: on a busy
+    // machine (a CI run at a load of 8), the holder's store could otherwise write more than the write
+    // grace after its origin call returned, and a waiter would rightly take the claim over.
     @Test func aBurstOfMissesOnThreeInstancesCallsTheOriginOnce() async throws {
         try await withClient { client in
             let calls = CallCounter()
             let events = SingleFlightEventLog()
-            let fleet = try await Self.instances(3, client: client, name: uniqueName(), events: events) { key in
+            let fleet = try await Self.instances(
+                3, client: client, name: uniqueName(), clock: ManualCacheClock(), events: events
+            ) { key in
                 let call = calls.increment()
                 try await Task.sleep(for: .milliseconds(50))  // a slow origin, so that the misses overlap
                 return "value-\(key)-\(call)"
@@ -161,7 +166,9 @@ struct PostgresSingleFlightTests {
             let release = OpenGate()
             let holderStarted = OpenGate()
             let events = SingleFlightEventLog()
-            let fleet = try await Self.instances(2, client: client, name: uniqueName(), events: events) { key in
+            let fleet = try await Self.instances(
+                2, client: client, name: uniqueName(), clock: ManualCacheClock(), events: events
+            ) { key in
                 let call = calls.increment()
                 holderStarted.open()
                 await release.wait()
@@ -176,6 +183,84 @@ struct PostgresSingleFlightTests {
             #expect(try await waiter.value == "value-3-1")
             #expect(calls.value == 1)
             #expect(events.all.contains(.usedValueOfOtherInstance(key: "3")))
+        }
+    }
+
+    @Test func aFetchThatClaimsOnlyAfterTheHoldersWriteUsesTheWrittenValue() async throws {
+        try await withClient { client in
+            let calls = CallCounter()
+            let events = SingleFlightEventLog()
+            let fleet = try await Self.instances(
+                2, client: client, name: uniqueName(), clock: ManualCacheClock(), events: events
+            ) { key in
+                "value-\(key)-\(calls.increment())"
+            }
+            // Instance 1's store reads the miss, then (a busy machine) its fetch claims only after
+            // instance 0's whole fetch: origin call, write, claim released.
+            #expect(try await fleet[1].cache.entry(forKey: 5) == nil)
+            #expect(try await fleet[0].stores[5].requireData() == "value-5-1")
+            #expect(try await fleet[1].singleFlight.fetch(5) == "value-5-1")
+            #expect(calls.value == 1)
+            #expect(events.all.contains(.usedValueOfOtherInstance(key: "5")))
+            #expect(
+                try await scalar(client, "SELECT count(*) FROM storeflowable_claim_\(unescaped: fleet[0].cache.name)")
+                    == 0)
+        }
+    }
+
+    @Test func aFetchAfterTheInstancesOwnWriteCallsTheOrigin() async throws {
+        try await withClient { client in
+            let calls = CallCounter()
+            let fleet = try await Self.instances(1, client: client, name: uniqueName(), clock: ManualCacheClock()) {
+                key in "value-\(key)-\(calls.increment())"
+            }
+            // A read of the miss, then this instance's own write: the write is not another instance's,
+            // so a fetch (a refresh) afterwards calls the origin.
+            #expect(try await fleet[0].cache.entry(forKey: 5) == nil)
+            try await fleet[0].cache.setEntry(
+                CacheEntry(value: "written", storedAt: fleet[0].cache.clock.now), forKey: 5)
+            #expect(try await fleet[0].singleFlight.fetch(5) == "value-5-1")
+            #expect(calls.value == 1)
+        }
+    }
+
+    @Test func aReadOlderThanTheLeaseIsNotTheReadAFetchFollows() async throws {
+        try await withClient { client in
+            let clock = ManualCacheClock()
+            let calls = CallCounter()
+            let fleet = try await Self.instances(
+                2, client: client, name: uniqueName(), clock: clock, lease: .seconds(10)
+            ) {
+                key in "value-\(key)-\(calls.increment())"
+            }
+            #expect(try await fleet[0].cache.entry(forKey: 5) == nil)
+            try await fleet[1].cache.setEntry(CacheEntry(value: "other", storedAt: clock.now), forKey: 5)
+            clock.advance(by: .seconds(11))
+            #expect(try await fleet[0].singleFlight.fetch(5) == "value-5-1")
+            #expect(calls.value == 1)
+        }
+    }
+
+    @Test func aValueReadFreshIsNotRememberedAndAnInvalidatedOneIs() async throws {
+        try await withClient { client in
+            let calls = CallCounter()
+            let fleet = try await Self.instances(2, client: client, name: uniqueName(), clock: ManualCacheClock()) {
+                key in "value-\(key)-\(calls.increment())"
+            }
+            let now = fleet[0].cache.clock.now
+            // A fresh read is a hit: a fetch after it (a refresh) calls the origin even though another
+            // instance rewrote the key since.
+            try await fleet[1].cache.setEntry(CacheEntry(value: "first", storedAt: now), forKey: 5)
+            #expect(try await fleet[0].cache.entry(forKey: 5)?.value == "first")
+            try await fleet[1].cache.setEntry(CacheEntry(value: "second", storedAt: now), forKey: 5)
+            #expect(try await fleet[0].singleFlight.fetch(5) == "value-5-1")
+            // An invalidated read is what a fetch follows: another instance's fresh rewrite since is used.
+            try await fleet[1].cache.setEntry(CacheEntry(value: "stale", storedAt: now), forKey: 6)
+            try await fleet[1].cache.invalidateEntry(forKey: 6)
+            #expect(try await fleet[0].cache.entry(forKey: 6)?.isInvalidated == true)
+            try await fleet[1].cache.setEntry(CacheEntry(value: "rewritten", storedAt: now), forKey: 6)
+            #expect(try await fleet[0].singleFlight.fetch(6) == "rewritten")
+            #expect(calls.value == 1)
         }
     }
 
