@@ -10,7 +10,7 @@ import PackageDescription
 // See Docs/Performance.md.
 let package = Package(
     name: "StoreFlowableBenchmarks",
-    platforms: [.macOS(.v13)],
+    platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "StoreFlowable", path: ".."),
         .package(name: "StoreFlowableSQLite", path: "../Integrations/SQLite"),

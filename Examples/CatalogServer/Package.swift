@@ -17,7 +17,7 @@ let strictSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "CatalogServer",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "StoreFlowable", path: "../.."),
         .package(path: "../../Integrations/AsyncHTTPClient"),

@@ -15,7 +15,9 @@ let strictSettings: [SwiftSetting] = [
 let package = Package(
     name: "StoreFlowablePostgres",
     platforms: [
-        .macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9),
+        // Synchronization's Mutex and Atomic (the locks of the cache and its single flight) need macOS 15,
+        // iOS 18, tvOS 18 or watchOS 11.
+        .macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11),
     ],
     products: [
         .library(name: "StoreFlowablePostgres", targets: ["StoreFlowablePostgres"]),
