@@ -37,11 +37,17 @@ extension PostgresCache {
     ///   (a failed cleanup of a row that is a miss is reported to `events` instead).
     public func entry(forKey key: Key) async throws(PostgresCacheError) -> CacheEntry<Value>? {
         let keyBytes = try encodedKey(key)
-        let (entry, seq) = try await readEntry(keyBytes)
+        guard claims.isTrackingReads else { return try await readEntry(keyBytes).0 }
         // A miss or a value that is not fresh is what a store's fetch follows: a single flight of this
-        // cache compares the row read here with the one its claim finds.
-        if claims.isTrackingReads, entry.map({ freshness(of: $0) != .fresh }) ?? true {
-            claims.noteRead(keyBytes, seq: seq, at: clock.now)
+        // cache compares the row read here with the one its claim finds. A fresh value is a hit: a fetch
+        // after it (a refresh) follows no miss. A read that this object's own write of the key may have
+        // overlapped is not remembered: it may have found the row before that write.
+        let writesBefore = claims.writes(of: keyBytes)
+        let (entry, seq) = try await readEntry(keyBytes)
+        if let entry, freshness(of: entry) == .fresh {
+            claims.forgetRead(keyBytes)
+        } else {
+            claims.noteRead(keyBytes, seq: seq, at: clock.now, writesBefore: writesBefore)
         }
         return entry
     }

@@ -28,7 +28,9 @@ import StoreFlowable
 /// calls the origin itself). "Rewritten" counts from the store's read that found the miss, when the
 /// cache object made it at most a `lease` before the fetch: an instance that read the miss before the
 /// holder's write, but whose fetch claims only after the write released the claim (a busy machine),
-/// uses the written value too instead of calling the origin again.
+/// uses the written value too instead of calling the origin again. A read that found the value fresh,
+/// a read older than a `lease` or in the clock's future, and a read that this cache object's own write
+/// of the key overlapped do not count; each read counts for one fetch.
 ///
 /// **The promise.** While every holder finishes within its `lease`, at most one origin call per key
 /// runs at a time across the fleet, and a burst of misses of one key on any number of instances costs
@@ -153,11 +155,12 @@ public final class PostgresSingleFlight<Key: Hashable & Sendable & Codable, Valu
     /// The row the cache object read of `keyBytes` as a miss or not fresh, if that was at most a
     /// ``lease`` ago: the read this fetch follows, so that a value another instance wrote between that
     /// read and this fetch's claim is used instead of a second origin call. An older read is of another
-    /// fetch (one whose caller left before it began) and is ignored.
+    /// fetch (one whose caller left before it began) and is ignored, and so is a read the clock shows
+    /// in its future (the wall clock went back): its age is unknown.
     private func readBeforeFetch(_ keyBytes: Data) -> PostgresClaimRegistry.ReadRow? {
         guard let read = cache.claims.takeRead(keyBytes) else { return nil }
         let age = read.readAt.duration(to: cache.clock.now)
-        return age <= lease ? read : nil
+        return age >= .zero && age <= lease ? read : nil
     }
 
     // MARK: Claims
