@@ -150,7 +150,7 @@ extension PostgresCache {
         onChange: @escaping @Sendable (PostgresCacheChange<Key>) async -> Void
     ) async -> (listened: Bool, failure: String) {
         let signal = ListeningSignal()
-        let held = ListenerConnection()
+        let held = HeldConnection()
         let deadline = Self.sleepable(timeout)
         return await withTaskGroup(of: SessionOutcome.self) { group in
             group.addTask {
@@ -205,7 +205,7 @@ extension PostgresCache {
     ///   - onChange: Receives the changes.
     /// - Returns: Whether `LISTEN` succeeded, and why the session ended.
     private func session(
-        signal: ListeningSignal, held: ListenerConnection, clock: some Clock<Duration>,
+        signal: ListeningSignal, held: HeldConnection, clock: some Clock<Duration>,
         onChange: @escaping @Sendable (PostgresCacheChange<Key>) async -> Void
     ) async -> (listened: Bool, failure: String) {
         let channel = notificationChannel
@@ -269,7 +269,7 @@ extension PostgresCache {
     ///   - held: The session's connection, closed with the reason.
     ///   - connection: The listening connection.
     ///   - clock: The clock of the interval and of the answer's deadline.
-    private func heartbeat(_ held: ListenerConnection, _ connection: PostgresConnection, clock: some Clock<Duration>)
+    private func heartbeat(_ held: HeldConnection, _ connection: PostgresConnection, clock: some Clock<Duration>)
         async
     {
         let interval = Self.sleepable(timeout)

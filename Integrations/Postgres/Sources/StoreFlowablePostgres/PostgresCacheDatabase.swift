@@ -15,9 +15,12 @@ struct PostgresCacheDatabase: Sendable {
     /// Runs `statement` within ``timeout`` and reads its rows with `read`.
     ///
     /// The statement goes to an open connection of the pool (see
-    /// ``PostgresNIO/PostgresClient/rowsOnOpenConnection(_:)``): one the pool hands out after it
+    /// ``PostgresNIO/PostgresClient/rowsOnOpenConnection(_:holding:)``): one the pool hands out after it
     /// closed gets nothing and is given back, so that a statement never waits for a connection that is
-    /// gone. The rows are read to the end before `read` gets them.
+    /// gone. The rows are read to the end before `read` gets them. When the timeout passes while the
+    /// statement waits for its answer, its connection is closed (the pool then opens another one): a
+    /// server or a network that stopped answering keeps none of the pool's connections. The server
+    /// may still run the statement until it notices the close; its own `statement_timeout` bounds that.
     ///
     /// - Parameters:
     ///   - operation: What the cache is doing, for the error (`read`, `write`, …).
@@ -32,7 +35,11 @@ struct PostgresCacheDatabase: Sendable {
         read: @escaping @Sendable ([PostgresRow]) throws -> Output
     ) async throws(PostgresCacheError) -> Output {
         let client = client
-        switch await withDeadline(timeout, { try read(try await client.rowsOnOpenConnection(try statement())) }) {
+        let held = HeldConnection()
+        let outcome = await withDeadline(timeout) {
+            try read(try await client.rowsOnOpenConnection(try statement(), holding: held))
+        }
+        switch outcome {
         case .finished(.success(let output)):
             return output
         case .finished(.failure(let error as PostgresCacheError)):
@@ -46,6 +53,10 @@ struct PostgresCacheDatabase: Sendable {
             if case .databaseFailed(_, "55P03", _) = failure { throw .timedOut(operation: operation, after: timeout) }
             throw failure
         case .timedOut:
+            // The statement's connection, if it got one, is closed: left leased to a statement that may
+            // never be answered (a server or network that stopped answering), it would hold a place of
+            // the pool for as long, and enough of them would leave none for anyone.
+            held.startClosing()
             throw .timedOut(operation: operation, after: timeout)
         case .cancelled:
             throw .cancelled(operation: operation)

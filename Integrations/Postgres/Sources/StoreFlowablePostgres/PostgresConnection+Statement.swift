@@ -35,12 +35,23 @@ extension PostgresClient {
     /// closed connections to hand out, and then waits for an open one as any request does. It ends
     /// when the task is cancelled (taking a connection then throws).
     ///
-    /// - Parameter query: The statement.
+    /// The connection the statement is sent on is recorded in `held` while the statement runs, so that
+    /// whoever gives up on the statement (its deadline) can close the connection instead of leaving it
+    /// leased to a statement that may never be answered; once `held` was closed, no statement is sent.
+    ///
+    /// - Parameters:
+    ///   - query: The statement.
+    ///   - held: Where the connection is recorded while the statement runs.
     /// - Returns: Its rows.
-    /// - Throws: What postgres-nio reports for the statement, the connection or the pool.
-    func rowsOnOpenConnection(_ query: PostgresQuery) async throws -> [PostgresRow] {
+    /// - Throws: What postgres-nio reports for the statement, the connection or the pool;
+    ///   `CancellationError` when `held` was closed before the statement was sent.
+    func rowsOnOpenConnection(_ query: PostgresQuery, holding held: HeldConnection) async throws -> [PostgresRow] {
         while true {
             let rows: [PostgresRow]? = try await withConnection { connection in
+                guard held.hold(connection) else { throw CancellationError() }
+                // Forgotten before the pool gets the connection back, so that a late close never reaches
+                // a connection another statement leased.
+                defer { held.release() }
                 if let rows = try await connection.rowsIfOpen(query) { return rows }
                 // Given back only once the pool knows the connection closed, or it would lease it again.
                 _ = try? await connection.closeFuture.get()

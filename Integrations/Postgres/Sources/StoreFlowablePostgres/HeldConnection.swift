@@ -1,0 +1,77 @@
+import PostgresNIO
+import Synchronization
+
+/// The connection a change listener's session or a cache statement holds, for whoever finds it
+/// unresponsive: the listener's connect deadline (`LISTEN` got no answer in time) and heartbeat
+/// (`SELECT 1` got none), and a statement's deadline, close it.
+///
+/// Closing fails whatever waits on the connection (`LISTEN`, the notifications, a statement), so the
+/// holder gives it back at once, and a connection that stopped answering is never handed back to the
+/// pool alive, where the next statement would queue behind the unanswered one. A lock, not an actor:
+/// closing never suspends on it.
+final class HeldConnection: Sendable {
+    private struct State {
+        /// The holder's connection, while it holds one.
+        var connection: PostgresConnection?
+        /// Why the connection was closed, when it was closed with a reason.
+        var reason: String?
+        /// Whether ``close(because:)`` or ``startClosing(because:)`` ran: a connection leased after it
+        /// is not used.
+        var isClosed = false
+    }
+
+    private let state = Mutex(State())
+
+    /// Why the connection was closed by ``close(because:)`` with a reason, if it was.
+    var reason: String? { state.withLock { $0.reason } }
+
+    /// Records `connection` as the holder's, before anything is sent on it.
+    ///
+    /// When the connection was already closed (the deadline passed while the holder waited for the
+    /// pool), the connection is not recorded: the caller must not use it (and a listener closes it).
+    ///
+    /// - Parameter connection: The connection the holder leased.
+    /// - Returns: Whether the holder may use the connection.
+    func hold(_ connection: PostgresConnection) -> Bool {
+        state.withLock { state in
+            guard !state.isClosed else { return false }
+            state.connection = connection
+            return true
+        }
+    }
+
+    /// Forgets the connection: the holder is giving it back to the pool, which may lease it to anyone
+    /// from then on, so it is not closed by this object any more.
+    func release() {
+        state.withLock { $0.connection = nil }
+    }
+
+    /// Closes the held connection, if any, and returns once its close is complete (the pool has then
+    /// dropped it).
+    ///
+    /// - Parameter reason: Why, for the session's failure; the first reason given is kept.
+    func close(because reason: String? = nil) async {
+        guard let held = startClosing(because: reason) else { return }
+        // `close()` returns at once for a connection already closing; its close future tells when the
+        // close is complete.
+        _ = try? await held.closeFuture.get()
+    }
+
+    /// Starts closing the held connection, if any, without waiting for the close to complete; a
+    /// connection leased later is refused by ``hold(_:)``.
+    ///
+    /// - Parameter reason: Why; the first reason given is kept.
+    /// - Returns: The connection being closed, `nil` when none was held.
+    @discardableResult
+    func startClosing(because reason: String? = nil) -> PostgresConnection? {
+        // The close starts under the lock, so that it never reaches a connection the holder already
+        // gave back to the pool (``release()`` takes the same lock); it does not call back into it.
+        state.withLock { state -> PostgresConnection? in
+            if state.reason == nil { state.reason = reason }
+            state.isClosed = true
+            guard let connection = state.connection else { return nil }
+            connection.close().whenComplete { _ in }
+            return connection
+        }
+    }
+}

@@ -1,0 +1,42 @@
+import PostgresNIO
+import StoreFlowable
+import StoreFlowablePostgres
+import Testing
+
+/// A statement that gets no answer: its backend stopped with `SIGSTOP` (``FrozenBackend``), its
+/// connection open, as with a server or a network that stopped answering without closing anything.
+@Suite(.timeLimit(.minutes(2)))
+struct PostgresCacheFrozenServerTests {
+    @Test(.enabled(if: FrozenBackend.canSeeSockets, "needs /proc/net/tcp"))
+    func aStatementThatTimedOutGivesUpItsConnection() async throws {
+        // A pool of one connection, so that a connection kept by a statement that gave up leaves none.
+        var configuration = try sharedServer().configuration()
+        configuration.options.maximumConnections = 1
+        let client = PostgresClient(configuration: configuration)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            let cache = try await makeCache(client, timeout: .milliseconds(500))
+            var connection: (backend: Int64, port: Int64)?
+            for try await found in try await client.query("SELECT pg_backend_pid()::int8, inet_client_port()::int8")
+                .decode((Int64, Int64).self)
+            {
+                connection = found
+            }
+            guard let connection else { throw FrozenBackend.Failure(description: "no backend") }
+            let frozen = try FrozenBackend(connection.backend)
+            defer { frozen.thaw() }
+
+            // The read is sent to the stopped backend, and times out.
+            do throws(PostgresCacheError) {
+                _ = try await cache.entry(forKey: 1)
+                Issue.record("a read on a stopped backend returned")
+            } catch {
+                guard case .timedOut = error else { throw error }
+            }
+            // The next read gets a new connection: the only one was closed, not left leased to the read
+            // that gave up, for as long as the backend does not answer. It used to time out too.
+            #expect(try await cache.entry(forKey: 1) == nil)
+        }
+    }
+}
