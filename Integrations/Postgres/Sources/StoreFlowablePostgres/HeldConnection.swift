@@ -25,6 +25,9 @@ final class HeldConnection: Sendable {
     /// Why the connection was closed by ``close(because:)`` with a reason, if it was.
     var reason: String? { state.withLock { $0.reason } }
 
+    /// Whether ``close(because:)`` or ``startClosing(because:)`` ran.
+    var isClosed: Bool { state.withLock { $0.isClosed } }
+
     /// Records `connection` as the holder's, before anything is sent on it.
     ///
     /// When the connection was already closed (the deadline passed while the holder waited for the

@@ -56,10 +56,33 @@ struct PostgresCacheDatabase: Sendable {
             // The statement's connection, if it got one, is closed: left leased to a statement that may
             // never be answered (a server or network that stopped answering), it would hold a place of
             // the pool for as long, and enough of them would leave none for anyone.
-            held.startClosing()
+            if let closing = held.startClosing() { Self.replaceAfterClose(closing, in: client, within: timeout) }
             throw .timedOut(operation: operation, after: timeout)
         case .cancelled:
             throw .cancelled(operation: operation)
+        }
+    }
+
+    /// Makes the pool replace `connection` once its close is complete, for the statements already
+    /// waiting for a connection.
+    ///
+    /// postgres-nio 1.33's pool opens no connection when a leased one closes (its state machine keeps
+    /// only the minimum count then), not even for requests already queued: with every connection
+    /// leased, they would wait until a new request comes, or for ever. A new request makes the pool
+    /// open one (the queue is served first), so one is made once the close is complete; it gives its
+    /// connection back at once, and gives up after `timeout`. It runs in a task of its own (one per
+    /// statement that timed out), so that the statement's caller returns at once.
+    ///
+    /// - Parameters:
+    ///   - connection: The connection being closed.
+    ///   - client: Its pool.
+    ///   - timeout: The longest the request waits.
+    private static func replaceAfterClose(
+        _ connection: PostgresConnection, in client: PostgresClient, within timeout: Duration
+    ) {
+        Task {
+            _ = try? await connection.closeFuture.get()
+            _ = await withDeadline(timeout) { try await client.withConnection { _ in } }
         }
     }
 

@@ -52,7 +52,18 @@ extension PostgresClient {
                 // Forgotten before the pool gets the connection back, so that a late close never reaches
                 // a connection another statement leased.
                 defer { held.release() }
-                if let rows = try await connection.rowsIfOpen(query) { return rows }
+                let rows: [PostgresRow]?
+                do {
+                    rows = try await connection.rowsIfOpen(query)
+                } catch {
+                    // Closed by whoever gave up on the statement: given back only once the close is
+                    // complete. postgres-nio 1.33's pool, given back a connection whose close is under
+                    // way (the statement fails before the channel is closed), sometimes never replaces
+                    // it, and every later statement waits for a connection that never comes.
+                    if held.isClosed { _ = try? await connection.closeFuture.get() }
+                    throw error
+                }
+                if let rows { return rows }
                 // Given back only once the pool knows the connection closed, or it would lease it again.
                 _ = try? await connection.closeFuture.get()
                 return nil

@@ -266,12 +266,11 @@ struct PostgresSingleFlightTests {
 
     @Test func withoutTheDatabaseEveryInstanceFetchesOnItsOwn() async throws {
         let server = try TestPostgresServer()
-        try await withClient(server, connectTimeout: .milliseconds(300)) { client in
+        try await withClient(server) { client in
             let events = SingleFlightEventLog()
             let calls = CallCounter()
             try await PostgresCacheSchema.migrate(name: "outage", client: client)
-            let cache = try await PostgresCache<Int, String>(
-                name: "outage", client: client, timeout: .milliseconds(500))
+            let cache = try await openWithShortTimeout(client, name: "outage", timeout: .milliseconds(500))
             let singleFlight = PostgresSingleFlight(cache: cache, events: { events.append($0) }) { _ in
                 "value-\(calls.increment())"
             }

@@ -69,6 +69,30 @@ func makeCache(
         timeout: timeout, instanceID: instanceID, events: events)
 }
 
+/// Opens a cache of `Int` keys and `String` values with a short `timeout` on the migrated cache `name`,
+/// trying again (20 times at most) when the open itself times out: its statement has the same short
+/// timeout, which a busy machine (the whole suite on 2 cores) may exceed.
+///
+/// - Parameters:
+///   - client: The running client.
+///   - name: The cache name, already migrated.
+///   - timeout: The cache's timeout.
+/// - Returns: The open cache.
+/// - Throws: A ``PostgresCacheError`` other than `timedOut`, or the last `timedOut`.
+func openWithShortTimeout(
+    _ client: PostgresClient, name: String, timeout: Duration
+) async throws -> PostgresCache<Int, String> {
+    var attempt = 0
+    while true {
+        attempt += 1
+        do throws(PostgresCacheError) {
+            return try await PostgresCache<Int, String>(name: name, client: client, timeout: timeout)
+        } catch {
+            guard case .timedOut = error, attempt < 20 else { throw error }
+        }
+    }
+}
+
 /// Runs `query` and returns its single `BIGINT` or `INTEGER` (as `Int64`), or `nil` for no row.
 ///
 /// - Parameters:
