@@ -22,14 +22,23 @@ enum DeadlineOutcome<Value: Sendable>: Sendable {
 /// Cost: one task (the operation's) and one timer on an event loop of NIO's shared group (no task, no
 /// actor): the first of the operation, the timer and a cancellation to reach the gate resumes the caller.
 ///
+/// When the caller is cancelled first, the deadline still holds for the operation left running:
+/// `pastDeadlineAfterCancellation` runs (on an event loop) if the deadline passes before the operation
+/// ends, so that whoever gave up on it can still bound what it keeps (a statement's connection). The
+/// timer is then cancelled as soon as the operation ends.
+///
 /// - Parameters:
 ///   - timeout: The longest wait.
+///   - pastDeadlineAfterCancellation: Runs once, when the caller was cancelled and the deadline passed
+///     with the operation still running.
 ///   - operation: The work; it runs in a new unstructured task.
 /// - Returns: The operation's result, ``DeadlineOutcome/timedOut`` or ``DeadlineOutcome/cancelled``.
 func withDeadline<Value: Sendable>(
-    _ timeout: Duration, _ operation: @escaping @Sendable () async throws -> Value
+    _ timeout: Duration, pastDeadlineAfterCancellation: (@Sendable () -> Void)? = nil,
+    _ operation: @escaping @Sendable () async throws -> Value
 ) async -> DeadlineOutcome<Value> {
     let gate = DeadlineGate<Value>()
+    let late = LateDeadline()
     let work = Task<Void, Never> {
         let result: Result<Value, any Error>
         do {
@@ -38,12 +47,14 @@ func withDeadline<Value: Sendable>(
             result = .failure(error)
         }
         gate.finish(.finished(result))
+        late.operationEnded()
     }
     // Capped: a `TimeAmount` is 64-bit nanoseconds (`.seconds(.max)` is a natural way to ask for no
     // timeout); 2^62 ns is 146 years. Negative timeouts fire at once.
     let cappedNanoseconds = min(max(0, timeout.nanoseconds), Int64(1) << 62)
     let timer = MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: .nanoseconds(cappedNanoseconds)) {
         gate.finish(.timedOut)
+        if late.deadlinePassed() { pastDeadlineAfterCancellation?() }
     }
     let outcome = await withTaskCancellationHandler {
         await withCheckedContinuation { (continuation: CheckedContinuation<DeadlineOutcome<Value>, Never>) in
@@ -52,9 +63,74 @@ func withDeadline<Value: Sendable>(
     } onCancel: {
         gate.finish(.cancelled)
     }
-    timer.cancel()
-    if case .finished = outcome {} else { work.cancel() }
+    switch outcome {
+    case .finished:
+        timer.cancel()
+    case .timedOut:
+        work.cancel()
+    case .cancelled:
+        work.cancel()
+        if let pastDeadlineAfterCancellation {
+            if late.arm(timer) { pastDeadlineAfterCancellation() }
+        } else {
+            timer.cancel()
+        }
+    }
     return outcome
+}
+
+/// The deadline of an operation whose caller was cancelled first: armed by the caller, ended by the
+/// operation, passed by the timer, in any order. A lock, not an actor: the timer never suspends.
+private final class LateDeadline: Sendable {
+    private struct State {
+        /// The timer, once the caller armed the deadline; `nil` after it was cancelled or passed.
+        var timer: Scheduled<Void>?
+        var isArmed = false
+        var operationHasEnded = false
+        var deadlineHasPassed = false
+    }
+
+    private let state = Mutex(State())
+
+    /// Arms the deadline with `timer`, after the caller was cancelled.
+    ///
+    /// - Parameter timer: The deadline's timer, cancelled when the operation ends first.
+    /// - Returns: Whether the deadline already passed with the operation still running: the caller then
+    ///   runs the late action itself.
+    func arm(_ timer: Scheduled<Void>) -> Bool {
+        let (cancel, passed) = state.withLock { state -> (Bool, Bool) in
+            if state.operationHasEnded { return (true, false) }
+            if state.deadlineHasPassed { return (false, true) }
+            state.isArmed = true
+            state.timer = timer
+            return (false, false)
+        }
+        if cancel { timer.cancel() }
+        return passed
+    }
+
+    /// Records that the operation ended, and cancels an armed timer.
+    func operationEnded() {
+        let timer = state.withLock { state -> Scheduled<Void>? in
+            state.operationHasEnded = true
+            state.isArmed = false
+            defer { state.timer = nil }
+            return state.timer
+        }
+        timer?.cancel()
+    }
+
+    /// Records that the deadline passed.
+    ///
+    /// - Returns: Whether the late action runs now: the deadline was armed and the operation still runs.
+    func deadlinePassed() -> Bool {
+        state.withLock { state in
+            state.deadlineHasPassed = true
+            state.timer = nil
+            defer { state.isArmed = false }
+            return state.isArmed && !state.operationHasEnded
+        }
+    }
 }
 
 /// Where the first outcome of an operation, its timer and its caller's cancellation is kept and handed

@@ -6,8 +6,9 @@ import Synchronization
 /// (`SELECT 1` got none), and a statement's deadline, close it.
 ///
 /// Closing fails whatever waits on the connection (`LISTEN`, the notifications, a statement), so the
-/// holder gives it back at once, and a connection that stopped answering is never handed back to the
-/// pool alive, where the next statement would queue behind the unanswered one. A lock, not an actor:
+/// holder gives it back as soon as the close is complete (``releaseOnceClosed()``), and a connection
+/// that stopped answering is never handed back to the pool alive, where the next statement would queue
+/// behind the unanswered one. A lock, not an actor:
 /// closing never suspends on it.
 final class HeldConnection: Sendable {
     private struct State {
@@ -45,8 +46,28 @@ final class HeldConnection: Sendable {
 
     /// Forgets the connection: the holder is giving it back to the pool, which may lease it to anyone
     /// from then on, so it is not closed by this object any more.
-    func release() {
-        state.withLock { $0.connection = nil }
+    ///
+    /// - Returns: The connection, when this object started closing it while it was held: its close is
+    ///   under way, and the pool must get it back only once the close is complete (see
+    ///   ``releaseOnceClosed()``).
+    @discardableResult
+    func release() -> PostgresConnection? {
+        state.withLock { state in
+            defer { state.connection = nil }
+            return state.isClosed ? state.connection : nil
+        }
+    }
+
+    /// Forgets the connection, and returns once a close this object started on it is complete.
+    ///
+    /// postgres-nio 1.33's pool learns of a close only when it is complete: given back a connection
+    /// whose close is under way, it leases it to the next request (any user of the client, whose query
+    /// then fails, or is never answered once NIO removed the channel's handlers), and may not replace
+    /// it for the requests already waiting. This holds even when the statement succeeded just as its
+    /// deadline closed the connection.
+    func releaseOnceClosed() async {
+        guard let closing = release() else { return }
+        _ = try? await closing.closeFuture.get()
     }
 
     /// Closes the held connection, if any, and returns once its close is complete (the pool has then

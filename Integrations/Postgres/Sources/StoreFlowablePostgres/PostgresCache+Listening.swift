@@ -246,8 +246,12 @@ extension PostgresCache {
                         _ = try? await connection.close()
                         _ = try? await connection.closeFuture.get()
                     }
+                    // Cancelled as the heartbeat closed the connection: given back once the close is
+                    // complete all the same.
+                    await held.releaseOnceClosed()
                     throw error
                 }
+                await held.releaseOnceClosed()
             }
             return (listened, "the listener stopped")
         } catch is SessionEnded {

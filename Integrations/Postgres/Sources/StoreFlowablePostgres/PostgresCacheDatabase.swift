@@ -36,7 +36,16 @@ struct PostgresCacheDatabase: Sendable {
     ) async throws(PostgresCacheError) -> Output {
         let client = client
         let held = HeldConnection()
-        let outcome = await withDeadline(timeout) {
+        let timeout = timeout
+        // A caller cancelled first leaves its statement running: it still gives up its connection at
+        // the deadline, else a cancelled statement on a server that stopped answering would keep it.
+        let outcome = await withDeadline(
+            timeout,
+            pastDeadlineAfterCancellation: {
+                // In a task of its own: the timer runs on an event loop, maybe the connection's.
+                Task { Self.giveUp(held, in: client, within: timeout) }
+            }
+        ) {
             try read(try await client.rowsOnOpenConnection(try statement(), holding: held))
         }
         switch outcome {
@@ -56,11 +65,22 @@ struct PostgresCacheDatabase: Sendable {
             // The statement's connection, if it got one, is closed: left leased to a statement that may
             // never be answered (a server or network that stopped answering), it would hold a place of
             // the pool for as long, and enough of them would leave none for anyone.
-            if let closing = held.startClosing() { Self.replaceAfterClose(closing, in: client, within: timeout) }
+            Self.giveUp(held, in: client, within: timeout)
             throw .timedOut(operation: operation, after: timeout)
         case .cancelled:
             throw .cancelled(operation: operation)
         }
+    }
+
+    /// Closes the connection a statement that was given up waits on, if it holds one, and makes the pool
+    /// replace it.
+    ///
+    /// - Parameters:
+    ///   - held: The statement's connection.
+    ///   - client: Its pool.
+    ///   - timeout: The cache's timeout, bounding the replacement's request.
+    private static func giveUp(_ held: HeldConnection, in client: PostgresClient, within timeout: Duration) {
+        if let closing = held.startClosing() { replaceAfterClose(closing, in: client, within: timeout) }
     }
 
     /// Makes the pool replace `connection` once its close is complete, for the statements already

@@ -50,19 +50,19 @@ extension PostgresClient {
             let rows: [PostgresRow]? = try await withConnection { connection in
                 guard held.hold(connection) else { throw CancellationError() }
                 // Forgotten before the pool gets the connection back, so that a late close never reaches
-                // a connection another statement leased.
-                defer { held.release() }
+                // a connection another statement leased; when whoever gave up on the statement closed
+                // it meanwhile (the statement failed, or succeeded just as its deadline passed), given
+                // back only once the close is complete. postgres-nio 1.33's pool, given back a
+                // connection whose close is under way, leases it again, and sometimes never replaces
+                // it: every later statement waits for a connection that never comes.
                 let rows: [PostgresRow]?
                 do {
                     rows = try await connection.rowsIfOpen(query)
                 } catch {
-                    // Closed by whoever gave up on the statement: given back only once the close is
-                    // complete. postgres-nio 1.33's pool, given back a connection whose close is under
-                    // way (the statement fails before the channel is closed), sometimes never replaces
-                    // it, and every later statement waits for a connection that never comes.
-                    if held.isClosed { _ = try? await connection.closeFuture.get() }
+                    await held.releaseOnceClosed()
                     throw error
                 }
+                await held.releaseOnceClosed()
                 if let rows { return rows }
                 // Given back only once the pool knows the connection closed, or it would lease it again.
                 _ = try? await connection.closeFuture.get()

@@ -1,0 +1,113 @@
+import PostgresNIO
+import StoreFlowable
+import Testing
+
+@testable import StoreFlowablePostgres
+
+/// Review of the connection a cache statement holds (``HeldConnection``): when the deadline closes it,
+/// and what the pool gets back.
+@Suite(.timeLimit(.minutes(2)))
+struct HeldConnectionReviewTests {
+    /// A caller cancelled while its statement waits on a backend that stopped answering: the call
+    /// returns `cancelled` at once, and its statement is left running. It used to keep its connection
+    /// for as long as the backend did not answer (the deadline's timer was cancelled with the caller),
+    /// so with a pool of one the next read timed out; now the statement still gives up its connection
+    /// at the cache's timeout.
+    @Test(.enabled(if: FrozenBackend.canSeeSockets, "needs /proc/net/tcp"))
+    func aCancelledStatementStillGivesUpItsConnectionAtItsDeadline() async throws {
+        var configuration = try sharedServer().configuration()
+        configuration.options.maximumConnections = 1
+        let client = PostgresClient(configuration: configuration)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            let patient = try await makeCache(client, timeout: .seconds(10))
+            // Long enough for the cancellation to come first on a busy machine.
+            let cache = try await openWithShortTimeout(client, name: patient.name, timeout: .seconds(3))
+            var connection: (backend: Int64, port: Int64)?
+            for try await found in try await client.query("SELECT pg_backend_pid()::int8, inet_client_port()::int8")
+                .decode((Int64, Int64).self)
+            {
+                connection = found
+            }
+            guard let connection else { throw FrozenBackend.Failure(description: "no backend") }
+            let frozen = try FrozenBackend(connection.backend)
+            defer { frozen.thaw() }
+
+            let read = Task { () async -> PostgresCacheError? in
+                do throws(PostgresCacheError) {
+                    _ = try await cache.entry(forKey: 1)
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+            // The read's statement reached the stopped backend.
+            try await frozen.waitUntilSomethingIsUnread(
+                serverPort: try sharedServer().port, clientPort: Int(connection.port))
+            read.cancel()
+            let failure = await read.value
+            guard case .cancelled = failure else {
+                Issue.record("the cancelled read ended with \(String(describing: failure))")
+                return
+            }
+            // The only connection is given up at the cancelled read's deadline (3 s), and replaced.
+            #expect(try await patient.entry(forKey: 1) == nil)
+        }
+    }
+
+    /// A statement answered just as its deadline passed: the deadline closes the connection after the
+    /// answer came, before the statement gave it back. The pool must get it back only once the close
+    /// is complete: given back while the close is under way, it leased it to the next request, whose
+    /// query failed or was never answered (NIO drops a write once the channel's handlers are removed).
+    /// The give-back is ``HeldConnection/releaseOnceClosed()``, which
+    /// ``PostgresNIO/PostgresClient/rowsOnOpenConnection(_:holding:)`` calls on every path.
+    @Test func aConnectionClosedAfterItsStatementSucceededIsGivenBackOnlyOnceClosed() async throws {
+        var configuration = try sharedServer().configuration()
+        configuration.options.maximumConnections = 1
+        let client = PostgresClient(configuration: configuration)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            defer { group.cancelAll() }
+            for _ in 0..<10 {
+                let held = HeldConnection()
+                let answered = try await client.withConnection { connection in
+                    #expect(held.hold(connection))
+                    let rows = try await connection.rowsIfOpen("SELECT 1::int8")
+                    // The deadline passes now: after the answer, before the give-back.
+                    held.startClosing()
+                    await held.releaseOnceClosed()
+                    return rows != nil
+                }
+                #expect(answered)
+                // Another user of the client, on the pool's only connection.
+                let next = await withDeadline(.seconds(10)) { try await scalar(client, "SELECT 2::int8") }
+                guard case .finished(.success(2)) = next else {
+                    Issue.record("the next query on the pool ended with \(next)")
+                    return
+                }
+            }
+        }
+    }
+
+    /// The deadline of a cancelled caller's operation: it still runs the late action when the deadline
+    /// passes with the operation running (here the operation, which ignores cancellation as a query
+    /// does, ends only then).
+    @Test func aCancelledCallersOperationStillMeetsItsDeadline() async throws {
+        let lateAction = MultiThreadedEventLoopGroup.singleton.any().makePromise(of: Void.self)
+        let caller = Task {
+            await withDeadline(.milliseconds(200), pastDeadlineAfterCancellation: { lateAction.succeed() }) {
+                try await lateAction.futureResult.get()
+                return 1
+            }
+        }
+        caller.cancel()
+        guard case .cancelled = await caller.value else {
+            Issue.record("the caller was not told it was cancelled")
+            lateAction.succeed()
+            return
+        }
+        // Ends only once the late action ran.
+        try await lateAction.futureResult.get()
+    }
+}
