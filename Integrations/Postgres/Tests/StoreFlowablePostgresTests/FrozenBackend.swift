@@ -38,6 +38,11 @@ struct FrozenBackend {
     /// 127.0.0.1 wait unread in its socket (Linux: `/proc/net/tcp`), for 20 seconds at most: the
     /// client has sent something the backend does not answer.
     ///
+    /// The kernel tells nobody when bytes arrive in a stopped process's socket, so the table is read
+    /// every 10 ms: reading it back to back walks every TCP socket of the machine under the kernel's
+    /// locks, and a test that did so for 20 s slowed every other test's connections (a CI run where
+    /// 30 statements of other tests timed out meanwhile).
+    ///
     /// - Parameters:
     ///   - serverPort: The server's port.
     ///   - clientPort: The connection's port on the client side.
@@ -58,7 +63,7 @@ struct FrozenBackend {
                 let unread = fields[4].split(separator: ":").last.flatMap { Int($0, radix: 16) } ?? 0
                 if unread > 0 { return }
             }
-            await Task.yield()
+            try await Task.sleep(for: .milliseconds(10))
         }
         throw Failure(description: "nothing unread for backend \(pid) after 20 s")
     }

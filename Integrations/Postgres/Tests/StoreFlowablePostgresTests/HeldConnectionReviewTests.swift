@@ -21,9 +21,10 @@ struct HeldConnectionReviewTests {
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
             defer { group.cancelAll() }
-            let patient = try await makeCache(client, timeout: .seconds(10))
-            // Long enough for the cancellation to come first on a busy machine.
-            let cache = try await openWithShortTimeout(client, name: patient.name, timeout: .seconds(3))
+            let patient = try await makeCache(client, timeout: .seconds(30))
+            // Long enough for the cancellation to come first on a busy machine: a deadline that passed
+            // before the statement was seen unread would close the connection, and nothing would be.
+            let cache = try await openWithShortTimeout(client, name: patient.name, timeout: .seconds(10))
             var connection: (backend: Int64, port: Int64)?
             for try await found in try await client.query("SELECT pg_backend_pid()::int8, inet_client_port()::int8")
                 .decode((Int64, Int64).self)
@@ -51,7 +52,7 @@ struct HeldConnectionReviewTests {
                 Issue.record("the cancelled read ended with \(String(describing: failure))")
                 return
             }
-            // The only connection is given up at the cancelled read's deadline (3 s), and replaced.
+            // The only connection is given up at the cancelled read's deadline (10 s), and replaced.
             #expect(try await patient.entry(forKey: 1) == nil)
         }
     }
