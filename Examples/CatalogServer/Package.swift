@@ -26,7 +26,8 @@ let package = Package(
         .package(path: "../../Integrations/Metrics"),
         .package(path: "../../Integrations/Logging"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
-        // Already in the graph through Hummingbird; named for its lock (`NIOLockedValueBox`).
+        // Already in the graph through Hummingbird; named for its lock (`NIOLockedValueBox`) and for the
+        // errors of its HTTP parser and sockets.
         .package(url: "https://github.com/apple/swift-nio", from: "2.0.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
@@ -78,6 +79,8 @@ let package = Package(
                 .product(name: "StoreFlowableLogging", package: "Logging"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

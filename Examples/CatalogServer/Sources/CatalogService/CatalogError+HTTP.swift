@@ -4,7 +4,7 @@ public import Hummingbird
 extension CatalogError: HTTPResponseError {
     /// The HTTP status of the answer: 400 for bad input, 404 for what does not exist, 502 for a
     /// malformed upstream answer, 503 when the upstream or the cache is unavailable, 500 for an
-    /// unexpected failure.
+    /// unexpected failure, and 499 (nginx's "client closed request") for a request its client abandoned.
     public var status: HTTPResponse.Status {
         switch self {
         case .invalidProductID, .invalidCursor, .invalidProduct: .badRequest
@@ -12,8 +12,13 @@ extension CatalogError: HTTPResponseError {
         case .upstreamMalformed: .badGateway
         case .upstreamUnavailable, .cacheUnavailable: .serviceUnavailable
         case .internalFailure: .internalServerError
+        case .clientAborted: Self.clientClosedRequest
         }
     }
+
+    /// 499, "client closed request": not a standard status, but the one nginx gave the case and the one
+    /// log and metrics tools know it by.
+    static let clientClosedRequest = HTTPResponse.Status(code: 499, reasonPhrase: "Client Closed Request")
 
     /// The answer: ``status`` with `{"error": "<description>"}`.
     ///

@@ -13,6 +13,7 @@
 /// | ``upstreamMalformed(_:)`` | 502 |
 /// | ``upstreamUnavailable(_:)``, ``cacheUnavailable(_:)`` | 503 |
 /// | ``internalFailure(_:)`` | 500 |
+/// | ``clientAborted(_:)`` | 499 |
 public enum CatalogError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The path's product id is not a positive integer.
     case invalidProductID(String)
@@ -34,6 +35,11 @@ public enum CatalogError: Error, Sendable, Equatable, CustomStringConvertible {
     case cacheUnavailable(String)
     /// A failure the service does not expect; the message says what it was.
     case internalFailure(String)
+    /// The client closed its connection, or the connection broke, before its request had arrived whole
+    /// (a `PUT` body cut short): the client's doing, not a failure of the service, and nobody reads the
+    /// answer. Its status is nginx's 499 ("client closed request"), so that the request counts neither
+    /// as served nor as a server error; the reason says how the connection ended.
+    case clientAborted(String)
 
     /// The message a client receives, in a sentence.
     ///
@@ -51,6 +57,7 @@ public enum CatalogError: Error, Sendable, Equatable, CustomStringConvertible {
         case .upstreamUnavailable: "the upstream is unavailable and no cached value can be served"
         case .cacheUnavailable: "the cache is unavailable"
         case .internalFailure: "internal failure"
+        case .clientAborted: "the client closed the connection before its request arrived whole"
         }
     }
 
@@ -58,7 +65,7 @@ public enum CatalogError: Error, Sendable, Equatable, CustomStringConvertible {
     public var detail: String {
         switch self {
         case .upstreamMalformed(let reason), .upstreamUnavailable(let reason), .cacheUnavailable(let reason),
-            .internalFailure(let reason):
+            .internalFailure(let reason), .clientAborted(let reason):
             "\(description): \(reason)"
         case .invalidProductID, .invalidCursor, .invalidProduct, .productNotFound, .routeNotFound:
             description

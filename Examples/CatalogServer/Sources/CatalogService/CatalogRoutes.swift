@@ -81,9 +81,15 @@ struct CatalogRoutes: Sendable {
     ///   - request: The request.
     ///   - id: The path's id.
     /// - Returns: The product to store.
-    /// - Throws: ``CatalogError/invalidProduct(_:)``; Hummingbird's 413 for a body over the limit.
+    /// - Throws: ``CatalogError/invalidProduct(_:)``; ``CatalogError/clientAborted(_:)`` when the client
+    ///   left before the body was whole; Hummingbird's 413 for a body over the limit.
     private static func decodeProduct(_ request: Request, id: Int) async throws -> Product {
-        let body = try await request.body.collect(upTo: maximumBodySize)
+        let body: ByteBuffer
+        do {
+            body = try await request.body.collect(upTo: maximumBodySize)
+        } catch {
+            throw CatalogError(readingBodyFailedWith: error) ?? error
+        }
         let product: Product
         do {
             product = try JSONDecoder().decode(Product.self, from: Data(body.readableBytesView))

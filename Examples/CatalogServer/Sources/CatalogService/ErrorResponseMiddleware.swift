@@ -4,7 +4,8 @@ import Logging
 
 /// Makes every failed request a JSON answer `{"error": "..."}` with the right status, so that a client
 /// never receives an empty or HTML error body:
-/// - a ``CatalogError`` answers its own status and message;
+/// - a ``CatalogError`` answers its own status and message; a request its client abandoned
+///   (``CatalogError/clientAborted(_:)``) is logged at `debug` only, as the client's doing;
 /// - Hummingbird's errors keep their status (an unknown route is ``CatalogError/routeNotFound(_:)``, a
 ///   body over the limit 413, a method the route does not take 405, …);
 /// - anything else is logged and answered as 500 ``CatalogError/internalFailure(_:)``, without its
@@ -20,6 +21,13 @@ struct ErrorResponseMiddleware<Context: RequestContext>: RouterMiddleware {
     ) async throws -> Response {
         do {
             return try await next(request, context)
+        } catch CatalogError.clientAborted(let reason) {
+            // The client left mid-request: nobody reads the answer, and nothing failed here. Its 499 is
+            // for the request counts (RequestMetricsMiddleware), apart from the server's 5xx.
+            logger.debug(
+                "request abandoned by the client",
+                metadata: ["method": "\(request.method)", "path": "\(request.uri.path)", "reason": "\(reason)"])
+            return try CatalogError.clientAborted(reason).response(from: request, context: context)
         } catch let error as CatalogError {
             // A client sees what failed; the log keeps why (an internal host, a statement, a file). The
             // upstream's failures are logged by the stores' events already (a warning per failed fetch):

@@ -46,6 +46,8 @@ struct ServiceUnderTest: Sendable {
     ///   - backend: Where it caches.
     ///   - cacheClock: The clock of its caches; a new one by default.
     ///   - configure: Changes to the configuration (clocks, freshness, retries).
+    ///   - logs: Where the service's log entries are kept, from `debug` up, when given; otherwise it logs
+    ///     errors to standard output (or from the level `CATALOG_TEST_LOG_LEVEL` names).
     ///   - isolation: The caller's actor, where `body` runs.
     ///   - body: What to do while the service runs.
     /// - Returns: What `body` returns.
@@ -56,6 +58,7 @@ struct ServiceUnderTest: Sendable {
         backend: Backend = .temporarySQLite,
         cacheClock: ManualCacheClock = ManualCacheClock(),
         configure: (inout CatalogConfiguration) -> Void = { _ in },
+        logs: LogEntries? = nil,
         isolation: isolated (any Actor)? = #isolation,
         _ body: (ServiceUnderTest) async throws -> Output
     ) async throws -> Output {
@@ -66,11 +69,13 @@ struct ServiceUnderTest: Sendable {
         // Tests hold upstream requests on manual clocks: a real deadline must not end them meanwhile.
         configuration.upstreamTimeout = .seconds(30)
         configure(&configuration)
-        var logger = Logger(label: "catalog-service-test")
-        // Quiet unless asked: CATALOG_TEST_LOG_LEVEL=debug shows what the service did.
-        logger.logLevel =
-            ProcessInfo.processInfo.environment["CATALOG_TEST_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) }
-            ?? .error
+        var logger = logs?.logger(level: .debug) ?? Logger(label: "catalog-service-test")
+        if logs == nil {
+            // Quiet unless asked: CATALOG_TEST_LOG_LEVEL=debug shows what the service did.
+            logger.logLevel =
+                ProcessInfo.processInfo.environment["CATALOG_TEST_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) }
+                ?? .error
+        }
 
         var services: [any Service] = []
         let cacheBackend: CatalogCacheBackend
