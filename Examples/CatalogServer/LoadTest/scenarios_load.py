@@ -70,10 +70,13 @@ def headline(harness: Harness, report: Report) -> tuple[Child, Child]:
     refreshes = math.floor(a.seconds / FRESH_FOR) + 1
     bound = a.distinct_ids * refreshes
     fetched = int(a_stats["idsServed"])
+    # The upstream counts the requests it served; those it refused as malformed apart (the service should
+    # send none).
     requests = int(a_stats["requests"])
+    refused = int(a_stats.get("rejectedRequests", 0))
     report.targets.append(_target(
-        "(a) upstream requests ≤ distinct keys × refreshes", fetched <= bound and requests <= bound,
-        f"{requests} requests for {fetched} ids ({a.requests} served)",
+        "(a) upstream requests ≤ distinct keys × refreshes", fetched <= bound and requests <= bound and refused == 0,
+        f"{requests} requests for {fetched} ids ({a.requests} served), {refused} refused as malformed",
         f"≤ {a.distinct_ids} keys × {refreshes} refreshes (⌊{a.seconds:.0f} s / fresh-for {FRESH_FOR} s⌋ + 1) "
         f"= {bound}"))
     steady = all(result.non_2xx == 0 and result.socket_errors == 0 for result, _ in results.values())

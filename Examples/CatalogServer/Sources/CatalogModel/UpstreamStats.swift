@@ -1,10 +1,14 @@
 /// The counts of the requests the upstream served since it started or its last reset: the body of
 /// `GET /stats`.
 ///
-/// Only product requests are counted (single, batch, page, write), including those that failed with an
-/// injected fault or bad input; `/control` and `/stats` are not.
+/// ``requests`` counts the product requests the upstream served (single, batch, page, write): those
+/// whose id, query and body were valid, including those an injected fault failed and the reads of an id
+/// outside the catalogue (a 404). A product request refused before it was served (a malformed id,
+/// query or body, a body over the limit, a body the client did not send whole) is counted in
+/// ``rejectedRequests`` only, so that ``requests`` is what a client of the upstream made it serve.
+/// Other routes (`/control`, `/stats`, paths no route answers) are not counted.
 public struct UpstreamStats: Codable, Sendable, Equatable, Hashable {
-    /// Every product request: the sum of the four kinds below.
+    /// Every product request served: the sum of the four kinds below.
     public var requests: Int
     /// The `GET /products/{id}` requests.
     public var productRequests: Int
@@ -18,6 +22,9 @@ public struct UpstreamStats: Codable, Sendable, Equatable, Hashable {
     public var idsServed: Int
     /// The different product ids among ``idsServed``.
     public var distinctIdsServed: Int
+    /// The product requests refused before they were served: a malformed id, query or body, a body over
+    /// the limit, or one the client did not send whole. Not in ``requests``.
+    public var rejectedRequests: Int
 
     /// Makes a set of counts; every count is 0 by default.
     ///
@@ -29,9 +36,10 @@ public struct UpstreamStats: Codable, Sendable, Equatable, Hashable {
     ///   - writeRequests: The writes.
     ///   - idsServed: The products served by successful reads.
     ///   - distinctIdsServed: The different ids among them.
+    ///   - rejectedRequests: The product requests refused before they were served.
     public init(
         requests: Int = 0, productRequests: Int = 0, batchRequests: Int = 0, pageRequests: Int = 0,
-        writeRequests: Int = 0, idsServed: Int = 0, distinctIdsServed: Int = 0
+        writeRequests: Int = 0, idsServed: Int = 0, distinctIdsServed: Int = 0, rejectedRequests: Int = 0
     ) {
         self.requests = requests
         self.productRequests = productRequests
@@ -40,5 +48,6 @@ public struct UpstreamStats: Codable, Sendable, Equatable, Hashable {
         self.writeRequests = writeRequests
         self.idsServed = idsServed
         self.distinctIdsServed = distinctIdsServed
+        self.rejectedRequests = rejectedRequests
     }
 }

@@ -11,7 +11,7 @@ extension CatalogUpstream {
         router.get("products") { request, _ in
             let query = request.uri.queryParameters
             return try await readProducts(
-                ProductQuery(ids: query["ids"], cursor: query["cursor"], limit: query["limit"]))
+                validated { try ProductQuery(ids: query["ids"], cursor: query["cursor"], limit: query["limit"]) })
         }
         router.put("products/:id") { request, context in
             try await writeProduct(idText: context.parameters.get("id"), body: request.body)
@@ -34,9 +34,8 @@ extension CatalogUpstream {
 
     /// `GET /products/{id}`.
     private func readProduct(idText: String?) async throws -> Response {
-        let latency = await state.admit(.product)
-        let id = try productID(idText)
-        try await wait(latency)
+        let id = try await validated { try productID(idText) }
+        try await wait(await state.admit(.product))
         let product: Product?
         do {
             product = try await state.product(id: id)
@@ -69,13 +68,15 @@ extension CatalogUpstream {
 
     /// `PUT /products/{id}`.
     private func writeProduct(idText: String?, body: RequestBody) async throws -> Response {
-        let latency = await state.admit(.write)
-        let id = try productID(idText)
-        let product = try await decode(Product.self, from: body, what: "a product")
-        guard product.id == id else {
-            throw UpstreamRequestError.badRequest("the body's id \(product.id) is not the path's id \(id)")
+        let (id, product) = try await validated {
+            let id = try productID(idText)
+            let product = try await decode(Product.self, from: body, what: "a product")
+            guard product.id == id else {
+                throw UpstreamRequestError.badRequest("the body's id \(product.id) is not the path's id \(id)")
+            }
+            return (id, product)
         }
-        try await wait(latency)
+        try await wait(await state.admit(.write))
         let stored: Product?
         do {
             stored = try await state.write(product)
@@ -84,6 +85,21 @@ extension CatalogUpstream {
         }
         guard let stored else { throw UpstreamRequestError.unknownProduct(id) }
         return try JSONResponse.make(stored)
+    }
+
+    /// The input of a product request, read by `read`; counted as rejected when `read` throws (the
+    /// request is then not served), so that only the requests served are counted as requests.
+    ///
+    /// - Parameter read: Reads and checks the request's id, query or body.
+    /// - Returns: What `read` returns.
+    /// - Throws: What `read` throws.
+    private func validated<Input>(_ read: () async throws -> Input) async throws -> Input {
+        do {
+            return try await read()
+        } catch {
+            await state.reject()
+            throw error
+        }
     }
 
     /// The product id of the path.

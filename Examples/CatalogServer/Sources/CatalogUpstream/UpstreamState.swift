@@ -4,8 +4,9 @@ public import CatalogModel
 /// its faults, and the counts of the requests it served.
 ///
 /// An actor, so that the server's concurrent requests read and change it safely. A request takes two
-/// turns: ``admit(_:)`` when it arrives (counted, and told how long to wait), then one of the serving
-/// methods after the wait, which fails with an ``UpstreamFault`` when the faults at that moment say so.
+/// turns: ``admit(_:)`` once its input is read and valid (counted, and told how long to wait), then one
+/// of the serving methods after the wait, which fails with an ``UpstreamFault`` when the faults at that
+/// moment say so. A request whose input is refused is counted by ``reject()`` instead.
 public actor UpstreamState {
     /// How many products the catalogue holds: the ids `1...productCount` exist.
     public nonisolated let productCount: Int
@@ -68,7 +69,7 @@ public actor UpstreamState {
         servedIDs = []
     }
 
-    /// Counts a product request that just arrived and tells how long it waits before it is served.
+    /// Counts a product request whose input is valid and tells how long it waits before it is served.
     ///
     /// - Parameter kind: The kind of request.
     /// - Returns: The latency of the current faults.
@@ -81,6 +82,12 @@ public actor UpstreamState {
         case .write: counts.writeRequests += 1
         }
         return .milliseconds(control.latencyMilliseconds)
+    }
+
+    /// Counts a product request refused before it was served (its input was malformed, too large or
+    /// incomplete): in ``UpstreamStats/rejectedRequests``, not in ``UpstreamStats/requests``.
+    public func reject() {
+        counts.rejectedRequests += 1
     }
 
     // MARK: Serving

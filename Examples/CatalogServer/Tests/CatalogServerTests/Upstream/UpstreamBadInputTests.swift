@@ -59,6 +59,10 @@ struct UpstreamBadInputTests {
             #expect(answer.status == bad.status)
             #expect(answer.contentType == "application/json")
             #expect(try !answer.decode(ErrorBody.self).error.isEmpty)
+            // Not a request served: the stats' requests per answer stay those of the requests served. A
+            // product request is counted apart; other paths not at all.
+            let rejected = bad.path.hasPrefix("/products") && bad.status != 404 ? 1 : 0
+            #expect(await server.upstream.state.stats == UpstreamStats(rejectedRequests: rejected))
             #expect(try await server.call("/products/1").decode(Product.self) == .generated(id: 1))
         }
     }

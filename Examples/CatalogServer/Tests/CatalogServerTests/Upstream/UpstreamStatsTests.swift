@@ -25,6 +25,27 @@ struct UpstreamStatsTests {
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func requestsRefusedBeforeBeingServedAreCountedApart() async throws {
+        try await UpstreamTestServer.run(productCount: 100) { server in
+            _ = try await server.call("/products/1")
+            #expect(try await server.call("/products/abc").status == 400)
+            #expect(try await server.call("/products?ids=1,x").status == 400)
+            #expect(try await server.call("/products?limit=0").status == 400)
+            #expect(try await server.call("PUT", "/products/2", body: "{").status == 400)
+            #expect(try await server.call("PUT", "/products/2", json: Product.generated(id: 3)).status == 400)
+            #expect(try await server.call("/products/1/name").status == 404)  // no such route: not counted
+            #expect(try await server.call("/control").status == 200)  // not a product request
+            let stats = try await server.call("/stats").decode(UpstreamStats.self)
+            #expect(
+                stats
+                    == UpstreamStats(
+                        requests: 1, productRequests: 1, idsServed: 1, distinctIdsServed: 1, rejectedRequests: 5))
+            // The reset zeroes them too.
+            #expect(try await server.call("POST", "/stats/reset").decode(UpstreamStats.self) == UpstreamStats())
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func aResetZeroesTheCountsAndCountingGoesOn() async throws {
         try await UpstreamTestServer.run { server in
             _ = try await server.call("/products/1")
