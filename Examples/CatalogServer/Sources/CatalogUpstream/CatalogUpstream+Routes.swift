@@ -116,16 +116,25 @@ extension CatalogUpstream {
     }
 
     /// Reads a JSON body of at most ``maximumBodySize`` bytes.
+    ///
+    /// A body the client did not send whole (it closed or reset the connection) is a 499, one that is
+    /// not valid HTTP a 400 (``UpstreamRequestError/init(readingBodyFailedWith:)``).
     private func decode<Value: Decodable>(
         _ type: Value.Type, from body: RequestBody, what: String
     ) async throws -> Value {
         var buffer = ByteBuffer()
-        for try await chunk in body {
-            guard buffer.readableBytes + chunk.readableBytes <= Self.maximumBodySize else {
-                throw UpstreamRequestError(
-                    status: .contentTooLarge, message: "the body is larger than \(Self.maximumBodySize) bytes")
+        do {
+            for try await chunk in body {
+                guard buffer.readableBytes + chunk.readableBytes <= Self.maximumBodySize else {
+                    throw UpstreamRequestError(
+                        status: .contentTooLarge, message: "the body is larger than \(Self.maximumBodySize) bytes")
+                }
+                buffer.writeImmutableBuffer(chunk)
             }
-            buffer.writeImmutableBuffer(chunk)
+        } catch let error as UpstreamRequestError {
+            throw error
+        } catch {
+            throw UpstreamRequestError(readingBodyFailedWith: error) ?? error
         }
         do {
             return try JSONDecoder().decode(type, from: Data(buffer.readableBytesView))

@@ -4,7 +4,8 @@ public import Hummingbird
 /// Answers every error a route throws, or the router's own (no such route, a body too large), with its
 /// status and `{"error": "..."}`, so that a client of the upstream always gets JSON.
 ///
-/// ``UpstreamRequestError`` keeps its status; Hummingbird's `HTTPError` keeps its status and message;
+/// ``UpstreamRequestError`` keeps its status (a request its client abandoned, a 499, is logged at `debug`
+/// only); Hummingbird's `HTTPError` keeps its status and message;
 /// anything else becomes a 500 (the upstream's routes throw nothing else).
 public struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     /// Makes the middleware.
@@ -23,6 +24,12 @@ public struct JSONErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     ) async throws -> Response {
         do {
             return try await next(request, context)
+        } catch let error as UpstreamRequestError where error.status == UpstreamRequestError.clientClosedRequest {
+            // The client's doing, not a failure here; nobody reads the answer.
+            context.logger.debug(
+                "request abandoned by the client",
+                metadata: ["method": "\(request.method)", "path": "\(request.uri.path)", "reason": "\(error.message)"])
+            throw error
         } catch let error as UpstreamRequestError {
             throw error
         } catch let error as HTTPError {

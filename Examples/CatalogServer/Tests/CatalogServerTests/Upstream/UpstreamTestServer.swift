@@ -44,6 +44,8 @@ struct UpstreamTestServer: Sendable {
     ///   - productCount: How many products the catalogue holds.
     ///   - control: The faults to start with (no latency by default, so that tests run fast).
     ///   - clock: The clock the latency is waited on.
+    ///   - logs: Where the server's log entries are kept, from `debug` up, when given; otherwise it logs
+    ///     warnings and errors to standard output.
     ///   - isolation: The caller's actor, where `body` runs.
     ///   - body: What to do while the server runs.
     /// - Returns: What `body` returns.
@@ -53,13 +55,14 @@ struct UpstreamTestServer: Sendable {
         productCount: Int = CatalogUpstream.defaultProductCount,
         control: UpstreamControl = UpstreamControl(latencyMilliseconds: 0),
         clock: any Clock<Duration> = ContinuousClock(),
+        logs: LogEntries? = nil,
         isolation: isolated (any Actor)? = #isolation,
         _ body: (UpstreamTestServer) async throws -> Output
     ) async throws -> Output {
         let upstream = CatalogUpstream(productCount: productCount, control: control, clock: clock)
         let (ports, portContinuation) = AsyncStream<Int>.makeStream()
-        var logger = Logger(label: "upstream-test-server")
-        logger.logLevel = .warning
+        var logger = logs?.logger(level: .debug) ?? Logger(label: "upstream-test-server")
+        if logs == nil { logger.logLevel = .warning }
         let app = upstream.application(host: "127.0.0.1", port: 0, logger: logger) { port in
             portContinuation.yield(port)
             portContinuation.finish()
