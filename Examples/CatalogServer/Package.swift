@@ -26,8 +26,8 @@ let package = Package(
         .package(path: "../../Integrations/Metrics"),
         .package(path: "../../Integrations/Logging"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
-        // Already in the graph through Hummingbird; named for its lock (`NIOLockedValueBox`) and for the
-        // errors of its HTTP parser and sockets.
+        // Already in the graph through Hummingbird; named for its lock (`NIOLockedValueBox`), the errors
+        // of its HTTP parser and sockets, and the accepted sockets' options.
         .package(url: "https://github.com/apple/swift-nio", from: "2.0.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
@@ -80,6 +80,7 @@ let package = Package(
                 .product(name: "StoreFlowableMetrics", package: "Metrics"),
                 .product(name: "StoreFlowableLogging", package: "Logging"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -59,8 +59,19 @@ public struct CatalogConfiguration: Sendable {
     /// The start of the cache tables' names: `<name>_products` and `<name>_pages`.
     public var cacheName = "catalog"
     /// How long an idle `/events` stream waits before it sends a comment line, so that proxies keep it
-    /// open and a client that vanished without closing is noticed by the failed write.
+    /// open and a client that vanished without closing is noticed (within ``deadPeerTimeout`` of the
+    /// heartbeat, which it leaves unacknowledged).
     public var eventHeartbeat: Duration = .seconds(15)
+    /// How long a client that vanished without closing its connection (a cut cable, a host switched off:
+    /// no FIN, no RST) keeps it, with its `/events` stream and store subscription: data the service sent
+    /// and the client left unacknowledged for this long, or this long of silence unanswered to keepalive
+    /// probes, drops the connection (`TCP_USER_TIMEOUT` and `SO_KEEPALIVE` on each accepted socket; see
+    /// `DeadPeerTimeoutChannel`). Whole seconds, at least 1. Without it the kernel would give up only
+    /// after about 15 minutes of retransmissions, and never on an idle connection.
+    ///
+    /// A client that reads nothing while data waits for it for this long is dropped too (Linux 5.11 and
+    /// later): 30 seconds of not reading an `/events` stream is a client gone.
+    public var deadPeerTimeout: Duration = .seconds(30)
     /// How long an instance's claim on a key holds in the PostgreSQL single flight: the longest a key
     /// waits for an instance that died while fetching it.
     public var singleFlightLease: Duration = .seconds(10)

@@ -66,7 +66,8 @@ extension CatalogError {
     /// - The connection closed before the body was whole: NIO's HTTP parser ends the body with
     ///   `HTTPParserError.invalidEOFState` (what a client that closes mid-body causes), or the read fails
     ///   with a reset (`IOError` `ECONNRESET`, `ECONNABORTED`, `EPIPE`), with `ETIMEDOUT` (the kernel gave
-    ///   up on a peer that stopped answering) or on a channel already closed (`ChannelError`): ``clientAborted(_:)``.
+    ///   up on a peer that stopped answering: ``CatalogConfiguration/deadPeerTimeout``) or on a channel
+    ///   already closed (`ChannelError`): ``clientAborted(_:)``.
     /// - Any other `HTTPParserError` (a chunk size that is not hexadecimal, …): the client sent a body
     ///   that is not HTTP, ``invalidProduct(_:)`` (the only body the service reads is a product's).
     ///

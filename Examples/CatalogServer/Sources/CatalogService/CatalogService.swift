@@ -252,6 +252,7 @@ public struct CatalogService: Service {
         let logger = logger
         var application = Application(
             router: routes.router(),
+            server: DeadPeerTimeoutChannel.http1(timeout: configuration.deadPeerTimeout),
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "catalog-server"),
             services: services,
             onServerRunning: { channel in

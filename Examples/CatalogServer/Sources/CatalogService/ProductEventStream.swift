@@ -13,7 +13,9 @@ import StoreFlowable
 /// - **The client disconnects**: Hummingbird sees the connection's input close
 ///   (`consumeWithCancellationOnInboundClose`) and cancels the writing task; the task forwarding the
 ///   store's states is cancelled with it, which ends the store subscription. A client that vanished
-///   without closing (a cut cable) is found by the next heartbeat's failed write.
+///   without closing (a cut cable) leaves the next heartbeat unacknowledged: the kernel drops the
+///   connection after ``CatalogConfiguration/deadPeerTimeout`` (``DeadPeerTimeoutChannel``), and the
+///   stream ends as for a disconnect, within about a heartbeat and that timeout.
 /// - **The service shuts down gracefully**: the stream ends (the client sees the end of the response),
 ///   so that draining the requests in flight does not wait for clients that never leave.
 /// - **A write fails**: the same as a disconnect.
