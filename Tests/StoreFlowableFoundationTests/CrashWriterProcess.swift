@@ -1,4 +1,5 @@
 import Foundation
+import StoreFlowable
 import Testing
 
 #if canImport(Darwin)
@@ -9,7 +10,10 @@ import Testing
 
 /// The `DiskCacheCrashWriter` child process (Sources/diskcache-crash-writer), run by the tests that
 /// kill a writer or need a process of their own, with its output read line by line.
-final class CrashWriterProcess {
+///
+/// Every wait (for output, for the process to end) is made on a thread of its own, never on the
+/// cooperative pool; a test calls its methods one at a time.
+final class CrashWriterProcess: Sendable {
     /// The name of the writer's binary.
     static let binaryName = "DiskCacheCrashWriter"
 
@@ -54,9 +58,11 @@ final class CrashWriterProcess {
 
     private let process = Process()
     private let output: FileHandle
-    private var buffer: [UInt8] = []
+    /// The output read so far.
+    private let reading = LockedValue(Output())
+
     /// Every line read so far, for failure messages.
-    private(set) var transcript: [String] = []
+    var transcript: [String] { reading.withLock { $0.transcript } }
 
     /// Starts the writer with `arguments`; its standard output is read with ``readLine(timeout:)``.
     init(_ arguments: [String]) throws {
@@ -69,8 +75,10 @@ final class CrashWriterProcess {
         try process.run()
     }
 
+    /// Kills a writer still running, without waiting for it (Foundation reaps it): a test that ended
+    /// early, by a failure, is not held up.
     deinit {
-        if process.isRunning { kill() }
+        if process.isRunning { sendKill() }
     }
 
     /// The writer's process id.
@@ -78,16 +86,62 @@ final class CrashWriterProcess {
 
     /// The next line the writer printed, or `nil` when its output ended.
     ///
-    /// Waits for output with `poll`, up to `timeout` without any new byte (a hung writer fails the test
-    /// instead of hanging it).
-    func readLine(timeout: Duration = .seconds(20)) throws -> String? {
+    /// Waits for output with `poll`, on a thread of its own (see ``onThreadOfItsOwn(_:)``), up to
+    /// `timeout` without any new byte (a hung writer fails the test instead of hanging it).
+    func readLine(timeout: Duration = .seconds(20)) async throws -> String? {
+        try await onThreadOfItsOwn { try self.readLineBlocking(timeout: timeout) }
+    }
+
+    /// Every remaining line, until the writer's output ends; read on a thread of its own.
+    func readAllLines() async throws -> [String] {
+        try await onThreadOfItsOwn {
+            var lines: [String] = []
+            while let line = try self.readLineBlocking(timeout: .seconds(20)) { lines.append(line) }
+            return lines
+        }
+    }
+
+    /// Kills the writer with `SIGKILL` at once and waits, on a thread of its own, for it to end.
+    func kill() async {
+        sendKill()
+        await onThreadOfItsOwn { self.process.waitUntilExit() }
+    }
+
+    /// Kills the writer with `SIGKILL` as soon as `watcher` sees a new file whose name starts with
+    /// `prefix` and is not in `ignoring` (or after `timeout`), and waits for it to end.
+    ///
+    /// The wait, the kill and the wait for the end are made on one thread of its own, so the kill follows
+    /// the file's creation without a hop back to the calling task: a temporary file lives for about a
+    /// millisecond.
+    func kill(onceNewFileIn watcher: FolderWatcher, prefix: String, ignoring: Set<String>, timeout: Duration) async {
+        await onThreadOfItsOwn {
+            _ = watcher.waitForNewFile(prefix: prefix, ignoring: ignoring, timeout: timeout)
+            self.sendKill()
+            self.process.waitUntilExit()
+        }
+    }
+
+    /// Waits, on a thread of its own, for the writer to end and returns its exit status.
+    func waitForExit() async -> Int32 {
+        await onThreadOfItsOwn {
+            self.process.waitUntilExit()
+            return self.process.terminationStatus
+        }
+    }
+
+    /// Sends `SIGKILL` to the writer.
+    private func sendKill() {
+        #if canImport(Darwin)
+            _ = Darwin.kill(process.processIdentifier, SIGKILL)
+        #else
+            _ = Glibc.kill(process.processIdentifier, SIGKILL)
+        #endif
+    }
+
+    /// ``readLine(timeout:)``, blocking the calling thread.
+    private func readLineBlocking(timeout: Duration) throws -> String? {
         while true {
-            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = String(decoding: buffer[..<newline], as: UTF8.self)
-                buffer.removeSubrange(...newline)
-                transcript.append(line)
-                return line
-            }
+            if let line = reading.withLock({ $0.takeLine() }) { return line }
             var descriptor = pollfd(fd: output.fileDescriptor, events: Int16(POLLIN), revents: 0)
             let milliseconds = Int32(timeout.components.seconds * 1000)
             let ready = poll(&descriptor, 1, milliseconds)
@@ -98,38 +152,35 @@ final class CrashWriterProcess {
             var chunk = [UInt8](repeating: 0, count: 4096)
             let count = read(output.fileDescriptor, &chunk, chunk.count)
             if count < 0, errno == EINTR { continue }
-            if count <= 0 {
-                guard !buffer.isEmpty else { return nil }
-                let line = String(decoding: buffer, as: UTF8.self)
-                buffer = []
-                transcript.append(line)
-                return line
-            }
-            buffer.append(contentsOf: chunk[..<count])
+            if count <= 0 { return reading.withLock { $0.takeRest() } }
+            reading.withLock { $0.buffer.append(contentsOf: chunk[..<count]) }
         }
     }
 
-    /// Every remaining line, until the writer's output ends.
-    func readAllLines() throws -> [String] {
-        var lines: [String] = []
-        while let line = try readLine() { lines.append(line) }
-        return lines
-    }
+    /// The writer's output read so far.
+    private struct Output: Sendable {
+        /// Bytes read but not yet returned in a line.
+        var buffer: [UInt8] = []
+        /// Every line returned.
+        var transcript: [String] = []
 
-    /// Kills the writer with `SIGKILL` at once and waits for it to end.
-    func kill() {
-        #if canImport(Darwin)
-            _ = Darwin.kill(process.processIdentifier, SIGKILL)
-        #else
-            _ = Glibc.kill(process.processIdentifier, SIGKILL)
-        #endif
-        process.waitUntilExit()
-    }
+        /// Takes the first complete line out of the buffer; `nil` when it holds none.
+        mutating func takeLine() -> String? {
+            guard let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) else { return nil }
+            let line = String(decoding: buffer[..<newline], as: UTF8.self)
+            buffer.removeSubrange(...newline)
+            transcript.append(line)
+            return line
+        }
 
-    /// Waits for the writer to end and returns its exit status.
-    func waitForExit() -> Int32 {
-        process.waitUntilExit()
-        return process.terminationStatus
+        /// Takes what is left in the buffer as the last line, once the output ended; `nil` when nothing is.
+        mutating func takeRest() -> String? {
+            guard !buffer.isEmpty else { return nil }
+            let line = String(decoding: buffer, as: UTF8.self)
+            buffer = []
+            transcript.append(line)
+            return line
+        }
     }
 }
 

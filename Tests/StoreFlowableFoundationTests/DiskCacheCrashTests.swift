@@ -81,15 +81,17 @@ import Testing
                         return true
                     }
                 }
-                while let line = try writer.readLine(), !follow(line) {}
+                while let line = try await writer.readLine(), !follow(line) {}
                 if moment == .temporaryFileCreated || moment == .temporaryFileCreatedDurable {
-                    _ = watcher.waitForNewFile(prefix: ".tmp-", ignoring: leftovers, timeout: .seconds(10))
+                    await writer.kill(
+                        onceNewFileIn: watcher, prefix: ".tmp-", ignoring: leftovers, timeout: .seconds(10))
+                } else {
+                    await writer.kill()
                 }
-                writer.kill()
                 // A temporary file this writer made and never renamed: it died inside a write.
                 if !Set(temporaryFiles(in: cacheFolder)).subtracting(leftovers).isEmpty { killedMidWrite += 1 }
                 // What the writer printed before it died counts too.
-                for line in try writer.readAllLines() { _ = follow(line) }
+                for line in try await writer.readAllLines() { _ = follow(line) }
 
                 let events = EventLog()
                 let cache: DiskCache<Int, Blob> = try makeCache(

@@ -78,8 +78,8 @@ import Testing
             defer { _ = chmod(cachePath, 0o700) }
 
             let writer = try CrashWriterProcess(["read-only", folder.path(percentEncoded: false), "ro", "\(nobody)"])
-            let lines = try writer.readAllLines()
-            #expect(writer.waitForExit() == 0, "\(lines)")
+            let lines = try await writer.readAllLines()
+            #expect(await writer.waitForExit() == 0, "\(lines)")
             #expect(lines.contains("error: notWritable"), "\(lines)")
             #expect(lines.contains("read: old"), "\(lines)")
             #expect(lines.contains("temporaryFiles: 0"), "\(lines)")
@@ -93,8 +93,8 @@ import Testing
         _ = try CrashWriterProcess.requireBinary()
         try await withTemporaryFolder { folder in
             let writer = try CrashWriterProcess(["disk-full", folder.path(percentEncoded: false), "full"])
-            let lines = try writer.readAllLines()
-            #expect(writer.waitForExit() == 0, "\(lines)")
+            let lines = try await writer.readAllLines()
+            #expect(await writer.waitForExit() == 0, "\(lines)")
             #expect(lines.contains("error: diskFull"), "\(lines)")
             #expect(lines.contains("read: small"), "\(lines)")
             #expect(lines.contains("temporaryFiles: 0"), "\(lines)")

@@ -5,8 +5,9 @@ import Foundation
 #endif
 
 /// Waits for a file to be created in a folder, without sleeping: `inotify` on Linux, a listing loop
-/// elsewhere. The crash test uses it to kill a writer the moment its temporary file appears.
-final class FolderWatcher {
+/// elsewhere. The crash test uses it to kill a writer the moment its temporary file appears, on a thread
+/// of its own (``CrashWriterProcess/kill(onceNewFileIn:prefix:ignoring:timeout:)``).
+final class FolderWatcher: Sendable {
     private let folder: URL
     #if os(Linux)
         private let descriptor: Int32
@@ -31,6 +32,9 @@ final class FolderWatcher {
 
     /// Returns once a file whose name starts with `prefix` was created since the watch began (and is
     /// not in `ignoring`), or `false` after `timeout`.
+    ///
+    /// It blocks the calling thread for up to `timeout`: call it on a thread of its own, never from a task
+    /// (see ``onThreadOfItsOwn(_:)``).
     func waitForNewFile(prefix: String, ignoring: Set<String>, timeout: Duration) -> Bool {
         let deadline = ContinuousClock.now.advanced(by: timeout)
         #if os(Linux)
