@@ -28,10 +28,10 @@ struct SQLiteCacheCrashTests {
             var reported = -1
             for round in 0..<8 {
                 let writer = try WriterProcess(path: path, name: "records", keys: keys, payloadBytes: payloadBytes)
-                #expect(try writer.readLine() == "ready")
+                #expect(try await writer.readLine() == "ready")
                 let writes = keys + round * 5
-                try writer.waitForWrites(writes)
-                writer.kill()
+                try await writer.waitForWrites(writes)
+                await writer.kill()
                 reported = writes - 1
                 try await expectIntact(path)
                 let cache = try await SQLiteCache<Int, CrashRecord>.open(name: "records", path: path)
@@ -57,12 +57,12 @@ struct SQLiteCacheCrashTests {
             let path = databasePath(in: folder)
             let first = try WriterProcess(path: path, name: "records", keys: 3, payloadBytes: payloadBytes)
             let second = try WriterProcess(path: path, name: "records", keys: 3, payloadBytes: payloadBytes)
-            #expect(try first.readLine() == "ready")
-            #expect(try second.readLine() == "ready")
-            try first.waitForWrites(20)
-            try second.waitForWrites(20)
-            first.kill()
-            second.kill()
+            #expect(try await first.readLine() == "ready")
+            #expect(try await second.readLine() == "ready")
+            try await first.waitForWrites(20)
+            try await second.waitForWrites(20)
+            await first.kill()
+            await second.kill()
             try await expectIntact(path)
             let cache = try await SQLiteCache<Int, CrashRecord>.open(name: "records", path: path)
             for key in 0..<3 {

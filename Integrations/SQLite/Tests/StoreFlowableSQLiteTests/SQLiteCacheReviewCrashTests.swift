@@ -30,12 +30,12 @@ struct SQLiteCacheReviewCrashTests {
             let path = databasePath(in: folder)
             for round in 0..<60 {
                 let writer = try WriterProcess(path: path, name: "records", keys: 1, payloadBytes: 16)
-                #expect(try writer.readLine() == "ready")
-                try writer.waitForWrites(1 + round % 4)
+                #expect(try await writer.readLine() == "ready")
+                try await writer.waitForWrites(1 + round % 4)
                 // Not a wait for anything: the kill must land at a random moment of the writer's loop (one
                 // write takes ~350 µs here); killed at once, it always lands before the next statement.
                 usleep(UInt32.random(in: 0...1500))
-                writer.kill()
+                await writer.kill()
                 let cache = try await SQLiteCache<Int, ReviewCrashRecord>.open(name: "records", path: path)
                 let record = try await cache.entry(forKey: 0)
                 await cache.close()

@@ -155,11 +155,9 @@ func isChild(_ name: String) -> Bool {
 
 /// Runs the test `name` (gated by ``isChild(_:)``) alone in a child process of this test binary, so that
 /// a crash fails the calling test instead of the whole run; returns how it ended and its output. The
-/// waiting is done on a thread of its own, not on the cooperative pool.
+/// waiting is done on a thread of its own (``onThreadOfItsOwn(_:)``), not on the cooperative pool.
 func runChildTest(_ name: String) async throws -> (exitedNormally: Bool, status: Int32, output: String) {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try runChildTestBlocking(name) }) }.start()
-    }
+    try await onThreadOfItsOwn { try runChildTestBlocking(name) }
 }
 
 private func runChildTestBlocking(_ name: String) throws -> (exitedNormally: Bool, status: Int32, output: String) {
