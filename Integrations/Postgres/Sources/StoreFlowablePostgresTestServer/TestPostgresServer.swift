@@ -19,6 +19,13 @@ public import PostgresNIO
 /// started with it, in a session of its own, once the process that made it is gone: when it ends, and
 /// also when it crashes or is killed. ``shared`` is started once per process; a test that stops its
 /// server makes one of its own with ``init()``.
+///
+/// Making, starting and stopping a server wait for `initdb` and `pg_ctl` (seconds on a busy machine),
+/// blocking the calling thread. Async code calls ``launch()``, ``launchShared()``, ``start()-4pabz``
+/// and ``stop(_:)-5cdzs`` instead, which wait on a thread of their own: a blocked thread of Swift's
+/// concurrency pool (as many as the machine has cores) stops every task of the process meanwhile, and
+/// two tests starting servers at once on a 2-core machine stopped every other test's statements for
+/// long enough to time out.
 public final class TestPostgresServer: Sendable {
     /// Why the server could not be set up.
     public struct SetupError: Error, CustomStringConvertible {
@@ -62,6 +69,55 @@ public final class TestPostgresServer: Sendable {
         try run(
             "initdb", ["-D", "\(folder)/data", "-A", "trust", "-U", "storeflowable", "-E", "UTF8", "--no-sync"])
         try start()
+    }
+
+    /// Makes a cluster in a new temporary folder and starts a server on a free port (``init()``),
+    /// waiting on a thread of its own, not on one of Swift's concurrency pool.
+    ///
+    /// - Returns: The running server.
+    /// - Throws: ``SetupError`` when the binaries are missing or a command fails.
+    public static func launch() async throws(SetupError) -> TestPostgresServer {
+        try await onThreadOfItsOwn { () throws(SetupError) in try TestPostgresServer() }
+    }
+
+    /// The ``shared`` server, started by the first caller on a thread of its own, not on one of Swift's
+    /// concurrency pool.
+    ///
+    /// - Returns: The running server.
+    /// - Throws: ``SetupError`` when it could not start.
+    public static func launchShared() async throws(SetupError) -> TestPostgresServer {
+        try await onThreadOfItsOwn { () throws(SetupError) in try shared.get() }
+    }
+
+    /// Starts the server again (``start()-2ntk9``), waiting on a thread of its own.
+    ///
+    /// - Throws: ``SetupError`` with the server's log when it does not start.
+    public func start() async throws(SetupError) {
+        try await Self.onThreadOfItsOwn { () throws(SetupError) in try self.start() }
+    }
+
+    /// Stops the server (``stop(_:)-6a8ys``), waiting on a thread of its own.
+    ///
+    /// - Parameter mode: How to stop it; ``StopMode/immediate`` by default.
+    /// - Throws: ``SetupError`` when `pg_ctl` fails.
+    public func stop(_ mode: StopMode = .immediate) async throws(SetupError) {
+        try await Self.onThreadOfItsOwn { () throws(SetupError) in try self.stop(mode) }
+    }
+
+    /// Runs `work` on a new thread and returns its result, without blocking the caller's thread.
+    ///
+    /// - Parameter work: Blocking work.
+    /// - Returns: What `work` returned.
+    /// - Throws: What `work` threw.
+    private static func onThreadOfItsOwn<Output: Sendable>(
+        _ work: @escaping @Sendable () throws(SetupError) -> Output
+    ) async throws(SetupError) -> Output {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Output, SetupError>, Never>) in
+            Thread.detachNewThread {
+                continuation.resume(returning: Result { () throws(SetupError) in try work() })
+            }
+        }
+        return try result.get()
     }
 
     /// Starts the server (again) on ``port``, waiting until it accepts connections.

@@ -39,9 +39,7 @@ struct FrozenBackend {
     /// client has sent something the backend does not answer.
     ///
     /// The kernel tells nobody when bytes arrive in a stopped process's socket, so the table is read
-    /// every 10 ms: reading it back to back walks every TCP socket of the machine under the kernel's
-    /// locks, and a test that did so for 20 s slowed every other test's connections (a CI run where
-    /// 30 statements of other tests timed out meanwhile).
+    /// every 10 ms (reading it walks every TCP socket of the machine under the kernel's locks).
     ///
     /// - Parameters:
     ///   - serverPort: The server's port.

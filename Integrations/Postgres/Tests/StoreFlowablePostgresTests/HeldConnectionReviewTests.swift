@@ -15,7 +15,7 @@ struct HeldConnectionReviewTests {
     /// at the cache's timeout.
     @Test(.enabled(if: FrozenBackend.canSeeSockets, "needs /proc/net/tcp"))
     func aCancelledStatementStillGivesUpItsConnectionAtItsDeadline() async throws {
-        var configuration = try sharedServer().configuration()
+        var configuration = try await sharedServer().configuration()
         configuration.options.maximumConnections = 1
         let client = PostgresClient(configuration: configuration)
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -45,7 +45,7 @@ struct HeldConnectionReviewTests {
             }
             // The read's statement reached the stopped backend.
             try await frozen.waitUntilSomethingIsUnread(
-                serverPort: try sharedServer().port, clientPort: Int(connection.port))
+                serverPort: try await sharedServer().port, clientPort: Int(connection.port))
             read.cancel()
             let failure = await read.value
             guard case .cancelled = failure else {
@@ -64,7 +64,7 @@ struct HeldConnectionReviewTests {
     /// The give-back is ``HeldConnection/releaseOnceClosed()``, which
     /// ``PostgresNIO/PostgresClient/rowsOnOpenConnection(_:holding:)`` calls on every path.
     @Test func aConnectionClosedAfterItsStatementSucceededIsGivenBackOnlyOnceClosed() async throws {
-        var configuration = try sharedServer().configuration()
+        var configuration = try await sharedServer().configuration()
         configuration.options.maximumConnections = 1
         let client = PostgresClient(configuration: configuration)
         try await withThrowingTaskGroup(of: Void.self) { group in

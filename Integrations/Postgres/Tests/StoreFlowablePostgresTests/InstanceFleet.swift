@@ -36,7 +36,7 @@ final class InstanceFleet: Sendable {
         _ names: [String], delay: Duration = .zero, timeout: Duration = .seconds(2), lease: Duration = .seconds(10),
         delays: [String: Duration] = [:]
     ) async throws -> InstanceFleet {
-        let server = try TestPostgresServer()
+        let server = try await TestPostgresServer.launch()
         let cache = uniqueName()
         let instances = try await withThrowingTaskGroup(of: (Int, InstanceProcess).self) { group in
             for (index, name) in names.enumerated() {
@@ -78,6 +78,6 @@ final class InstanceFleet: Sendable {
             let status = try await instance.terminate()
             #expect(status == 0, "instance \(instance.name) exited with status \(status)")
         }
-        try server.stop()
+        try await server.stop()
     }
 }

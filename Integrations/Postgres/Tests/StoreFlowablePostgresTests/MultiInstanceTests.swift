@@ -94,7 +94,7 @@ import Testing
         #expect(try await a.ask("update k before", answers: ["updated k", "error k "]) == "updated k")
         #expect(try await b.ask("get k", answers: ["got k ", "error k "]) == "got k before")
 
-        try fleet.server.stop()
+        try await fleet.server.stop()
         let clock = ContinuousClock()
         let start = clock.now
         // Each command's database operations are bounded by the instances' 2-second timeout: a read
@@ -111,7 +111,7 @@ import Testing
         #expect(try await a.ask("ping", answers: ["pong"]) == "pong")
         #expect(try await b.ask("ping", answers: ["pong"]) == "pong")
 
-        try fleet.server.start()
+        try await fleet.server.start()
         // Each client's pool reconnects on its own, after its back-off: retry until a write goes through.
         try await waitUntilWorking(a, probe: "probe-a")
         try await waitUntilWorking(b, probe: "probe-b")

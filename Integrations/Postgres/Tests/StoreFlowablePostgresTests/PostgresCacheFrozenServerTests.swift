@@ -10,7 +10,7 @@ struct PostgresCacheFrozenServerTests {
     @Test(.enabled(if: FrozenBackend.canSeeSockets, "needs /proc/net/tcp"))
     func aStatementThatTimedOutGivesUpItsConnection() async throws {
         // A pool of one connection, so that a connection kept by a statement that gave up leaves none.
-        var configuration = try sharedServer().configuration()
+        var configuration = try await sharedServer().configuration()
         configuration.options.maximumConnections = 1
         let client = PostgresClient(configuration: configuration)
         try await withThrowingTaskGroup(of: Void.self) { group in

@@ -42,7 +42,7 @@ struct PostgresCacheListenerTests {
     }
 
     @Test func aRestartedServerIsRetriedWithBackoffUntilTheListenerIsBack() async throws {
-        let server = try TestPostgresServer()
+        let server = try await TestPostgresServer.launch()
         try await withClient(server, connectTimeout: .seconds(1)) { client in
             let name = uniqueName()
             let events = Recorder<PostgresCacheEvent>()
@@ -51,7 +51,7 @@ struct PostgresCacheListenerTests {
             let heard = TestListener(reader)
             try await heard.waitUntilListening()
 
-            try server.stop()
+            try await server.stop()
             try await events.wait("disconnected") { $0.contains(where: Self.isDisconnected(attempt: 1, .seconds(1))) }
             await heard.clock.sleepers(atLeast: 1)
             heard.clock.advance(by: .seconds(1))
@@ -67,7 +67,7 @@ struct PostgresCacheListenerTests {
             let failure = events.elements.last.map(String.init(describing:)) ?? ""
             #expect(failure.contains("listen got no answer from the database within 3.0 seconds"))
 
-            try server.start()
+            try await server.start()
             heard.clock.advance(by: .seconds(2))
             // The pool reconnects on its own backoff; the listener's request waits for it (its deadline
             // does not pass: the clock stays).
@@ -86,7 +86,7 @@ struct PostgresCacheListenerTests {
             }
             await heard.stop()
         }
-        try server.stop()
+        try await server.stop()
     }
 
     @Test func cancellingTheListenerWhileItListensReturnsPromptlyAndUnlistens() async throws {
@@ -133,13 +133,13 @@ struct PostgresCacheListenerTests {
         }
         // While connecting to a server that is down: the request waits in the pool's queue (for up to a
         // minute, or the cache's timeout) and is cancelled there.
-        let server = try TestPostgresServer()
+        let server = try await TestPostgresServer.launch()
         try await withClient(server, connectTimeout: .seconds(1)) { client in
             let events = Recorder<PostgresCacheEvent>()
             let reader = try await makeCache(client, events: events.record)
             let heard = TestListener(reader)
             try await heard.waitUntilListening()
-            try server.stop()
+            try await server.stop()
             try await events.wait("disconnected") { $0.contains(where: Self.isDisconnected(attempt: 1, .seconds(1))) }
             await heard.clock.sleepers(atLeast: 1)
             heard.clock.advance(by: .seconds(1))
@@ -216,7 +216,7 @@ struct PostgresCacheListenerTests {
     @Test(.enabled(if: FrozenBackend.canSeeSockets, "needs /proc/net/tcp"))
     func aConnectionThatDoesNotAnswerListenInTimeIsClosedNotGivenBackToThePool() async throws {
         // A pool of one connection: the listener's, then the next statement's.
-        var configuration = try sharedServer().configuration()
+        var configuration = try await sharedServer().configuration()
         configuration.options.maximumConnections = 1
         let client = PostgresClient(configuration: configuration)
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -237,7 +237,7 @@ struct PostgresCacheListenerTests {
             let heard = TestListener(cache)
             // `LISTEN` reached the stopped backend: the listener holds the connection and waits.
             try await frozen.waitUntilSomethingIsUnread(
-                serverPort: try sharedServer().port, clientPort: Int(connection.port))
+                serverPort: try await sharedServer().port, clientPort: Int(connection.port))
             try await heard.clock.waitForSleeper("the connect deadline")
             heard.clock.advance(by: .seconds(2))
             try await events.wait("disconnected") { $0.contains(where: Self.isDisconnected(attempt: 1, .seconds(1))) }

@@ -8,14 +8,14 @@ import Testing
 struct PostgresCacheOutageTests {
     @Test func aStoppedServerGivesPromptTypedErrorsAndTheSameCacheWorksOnceItIsBack() async throws {
         // A server of this test's own: stopping the shared one would fail the other tests.
-        let server = try TestPostgresServer()
+        let server = try await TestPostgresServer.launch()
         try await withClient(server, connectTimeout: .seconds(1)) { client in
             let cache = try await makeCache(client, timeout: .seconds(3))
             let time = CacheTime(nanosecondsSince1970: 1)
             try await cache.setEntry(CacheEntry(value: "before", storedAt: time), forKey: 1)
             #expect(try await cache.entry(forKey: 1)?.value == "before")
 
-            try server.stop()
+            try await server.stop()
             let clock = ContinuousClock()
             for attempt in 0..<2 {
                 let start = clock.now
@@ -33,7 +33,7 @@ struct PostgresCacheOutageTests {
                 #expect(clock.now - start < .seconds(8), "attempt \(attempt)")
             }
 
-            try server.start()
+            try await server.start()
             // The pool reconnects on its own, after its back-off (a request waits in its queue meanwhile,
             // up to the cache timeout): retry until a write goes through.
             let deadline = clock.now + .seconds(60)
@@ -56,7 +56,7 @@ struct PostgresCacheOutageTests {
             try await cache.removeAllEntries()
             #expect(try await cache.entry(forKey: 3) == nil)
         }
-        try server.stop()
+        try await server.stop()
     }
 
     /// Whether `error` is the cache's error for an unreachable database.

@@ -16,7 +16,7 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(3)))
 struct PostgresCacheRestartTests {
     @Test func afterEachRestartUnderLoadTheListenerHearsChangesAndNoStatementWaitsForTheTimeout() async throws {
-        let server = try TestPostgresServer()
+        let server = try await TestPostgresServer.launch()
         // Far above how long a statement waits for the server to come back here (well under a second).
         let timeout = Duration.seconds(5)
         try await withClient(server, connectTimeout: .seconds(2)) { client in
@@ -37,8 +37,8 @@ struct PostgresCacheRestartTests {
 
             for round in 1...8 {
                 let listenedBefore = changes.elements.filter { $0 == .all }.count
-                try server.stop(.fast)
-                try server.start()
+                try await server.stop(.fast)
+                try await server.start()
                 // (a) The listener listens again and delivers `.all`.
                 try await changes.wait("round \(round): `.all` after the restart") { changes in
                     changes.filter { $0 == .all }.count > listenedBefore
@@ -62,7 +62,7 @@ struct PostgresCacheRestartTests {
             await listening.value
             #expect(!events.elements.contains { if case .malformedNotification = $0 { true } else { false } })
         }
-        try server.stop()
+        try await server.stop()
     }
 
     /// Writes `key` through `cache` until a write succeeds (one in flight when the server stopped may

@@ -265,7 +265,7 @@ struct PostgresSingleFlightTests {
     }
 
     @Test func withoutTheDatabaseEveryInstanceFetchesOnItsOwn() async throws {
-        let server = try TestPostgresServer()
+        let server = try await TestPostgresServer.launch()
         try await withClient(server) { client in
             let events = SingleFlightEventLog()
             let calls = CallCounter()
@@ -274,10 +274,10 @@ struct PostgresSingleFlightTests {
             let singleFlight = PostgresSingleFlight(cache: cache, events: { events.append($0) }) { _ in
                 "value-\(calls.increment())"
             }
-            try server.stop()
+            try await server.stop()
             #expect(try await singleFlight.fetch(1) == "value-1")
             #expect(events.all.contains { if case .claimUnavailable = $0 { true } else { false } })
-            try server.start()
+            try await server.start()
         }
     }
 

@@ -9,9 +9,9 @@ import Testing
 
 /// The throwaway server keeps none of the test process's descriptors: a socket or a pipe open in the
 /// test process when the server starts is not held by it, so closing it here closes it.
-@Suite struct TestPostgresServerTests {
+@Suite(.timeLimit(.minutes(1))) struct TestPostgresServerTests {
     @Test(.enabled(if: FileManager.default.fileExists(atPath: "/proc/self/fd"), "needs /proc"))
-    func theServerHoldsNoDescriptorOfTheTestProcess() throws {
+    func theServerHoldsNoDescriptorOfTheTestProcess() async throws {
         // Opened without close-on-exec, as NIO opens its sockets.
         var sockets: [Int32] = [-1, -1]
         #if canImport(Glibc)
@@ -27,7 +27,7 @@ import Testing
         let opened = Set(ours.compactMap { Self.target(of: "/proc/self/fd/\($0)") })
         try #require(opened.count == 3)  // one socket pair (`socket:[…]` twice) and one pipe
 
-        let server = try TestPostgresServer()
+        let server = try await TestPostgresServer.launch()
         defer { try? server.stop() }
         let pidFile = try String(contentsOfFile: "\(server.folder)/data/postmaster.pid", encoding: .utf8)
         let postmaster = try #require(pidFile.split(separator: "\n").first.flatMap { Int32($0) })

@@ -7,12 +7,13 @@ import StoreFlowablePostgresTestServer
 /// the name every test file uses without importing that module.
 typealias TestPostgresServer = StoreFlowablePostgresTestServer.TestPostgresServer
 
-/// The shared server, started on first use.
+/// The shared server, started on first use, on a thread of its own (not one of the concurrency pool,
+/// whose blocked threads would stop every other test's tasks).
 ///
 /// - Returns: The server.
 /// - Throws: Why it could not start (PostgreSQL missing, a command failed).
-func sharedServer() throws -> TestPostgresServer {
-    try TestPostgresServer.shared.get()
+func sharedServer() async throws -> TestPostgresServer {
+    try await TestPostgresServer.launchShared()
 }
 
 /// A cache name no other test uses: `t_` and random digits and letters.
@@ -34,7 +35,7 @@ func withClient<Output: Sendable>(
     _ server: TestPostgresServer? = nil, connectTimeout: Duration = .seconds(3), statementTimeout: Duration? = nil,
     _ body: @Sendable (PostgresClient) async throws -> Output
 ) async throws -> Output {
-    let server = try server ?? sharedServer()
+    let server = if let server { server } else { try await sharedServer() }
     let client = PostgresClient(
         configuration: server.configuration(connectTimeout: connectTimeout, statementTimeout: statementTimeout))
     return try await withThrowingTaskGroup(of: Void.self) { group in
