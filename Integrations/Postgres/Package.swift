@@ -27,6 +27,9 @@ let package = Package(
     dependencies: [
         .package(name: "StoreFlowable", path: "../.."),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
+        // Already in the graph through postgres-nio; named for the tests' event loop with a clock of its
+        // own (`NIOAsyncTestingEventLoop`), on which the deadlines' watchdog is tested.
+        .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
     ],
     targets: [
         .target(
@@ -59,6 +62,7 @@ let package = Package(
                 .product(name: "StoreFlowableFoundation", package: "StoreFlowable"),
                 .product(name: "StoreFlowableTesting", package: "StoreFlowable"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 "StoreFlowablePostgresTestServer",
             ],
             swiftSettings: strictSettings

@@ -19,26 +19,34 @@ enum DeadlineOutcome<Value: Sendable>: Sendable {
 /// result is dropped. A task group could not promise that, since it waits for every child before
 /// returning.
 ///
-/// Cost: one task (the operation's) and one timer on an event loop of NIO's shared group (no task, no
-/// actor): the first of the operation, the timer and a cancellation to reach the gate resumes the caller.
+/// Cost: one task (the operation's) and one entry in the watchdog's table (no timer of its own, no
+/// actor): the first of the operation, the deadline and a cancellation to reach the gate resumes the
+/// caller.
 ///
 /// When the caller is cancelled first, the deadline still holds for the operation left running:
-/// `pastDeadlineAfterCancellation` runs (on an event loop) if the deadline passes before the operation
-/// ends, so that whoever gave up on it can still bound what it keeps (a statement's connection). The
-/// timer is then cancelled as soon as the operation ends.
+/// `pastDeadlineAfterCancellation` runs (on the watchdog's event loop) if the deadline passes before the
+/// operation ends, so that whoever gave up on it can still bound what it keeps (a statement's
+/// connection). The deadline is removed as soon as the operation ends.
 ///
 /// - Parameters:
 ///   - timeout: The longest wait.
+///   - watchdog: What keeps the deadline.
 ///   - pastDeadlineAfterCancellation: Runs once, when the caller was cancelled and the deadline passed
 ///     with the operation still running.
 ///   - operation: The work; it runs in a new unstructured task.
 /// - Returns: The operation's result, ``DeadlineOutcome/timedOut`` or ``DeadlineOutcome/cancelled``.
 func withDeadline<Value: Sendable>(
-    _ timeout: Duration, pastDeadlineAfterCancellation: (@Sendable () -> Void)? = nil,
+    _ timeout: Duration, watchdog: DeadlineWatchdog = .shared,
+    pastDeadlineAfterCancellation: (@Sendable () -> Void)? = nil,
     _ operation: @escaping @Sendable () async throws -> Value
 ) async -> DeadlineOutcome<Value> {
     let gate = DeadlineGate<Value>()
-    let late = LateDeadline()
+    // Capped: a `TimeAmount` is 64-bit nanoseconds (`.seconds(.max)` is a natural way to ask for no
+    // timeout); 2^62 ns is 146 years. Negative timeouts pass at once.
+    let cappedNanoseconds = min(max(0, timeout.nanoseconds), Int64(1) << 62)
+    let deadline = watchdog.register(deadline: watchdog.now() + .nanoseconds(cappedNanoseconds)) {
+        if gate.deadlinePassed() { pastDeadlineAfterCancellation?() }
+    }
     let work = Task<Void, Never> {
         let result: Result<Value, any Error>
         do {
@@ -46,131 +54,121 @@ func withDeadline<Value: Sendable>(
         } catch {
             result = .failure(error)
         }
-        gate.finish(.finished(result))
-        late.operationEnded()
-    }
-    // Capped: a `TimeAmount` is 64-bit nanoseconds (`.seconds(.max)` is a natural way to ask for no
-    // timeout); 2^62 ns is 146 years. Negative timeouts fire at once.
-    let cappedNanoseconds = min(max(0, timeout.nanoseconds), Int64(1) << 62)
-    let timer = MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: .nanoseconds(cappedNanoseconds)) {
-        gate.finish(.timedOut)
-        if late.deadlinePassed() { pastDeadlineAfterCancellation?() }
+        gate.operationEnded(.finished(result))
+        watchdog.remove(deadline)
     }
     let outcome = await withTaskCancellationHandler {
         await withCheckedContinuation { (continuation: CheckedContinuation<DeadlineOutcome<Value>, Never>) in
             gate.wait(continuation)
         }
     } onCancel: {
-        gate.finish(.cancelled)
+        gate.callerCancelled()
     }
     switch outcome {
     case .finished:
-        timer.cancel()
+        break
     case .timedOut:
         work.cancel()
     case .cancelled:
         work.cancel()
         if let pastDeadlineAfterCancellation {
-            if late.arm(timer) { pastDeadlineAfterCancellation() }
+            if gate.keepDeadlineAfterCancellation() { pastDeadlineAfterCancellation() }
         } else {
-            timer.cancel()
+            watchdog.remove(deadline)
         }
     }
     return outcome
 }
 
-/// The deadline of an operation whose caller was cancelled first: armed by the caller, ended by the
-/// operation, passed by the timer, in any order. A lock, not an actor: the timer never suspends.
-private final class LateDeadline: Sendable {
-    private struct State {
-        /// The timer, once the caller armed the deadline; `nil` after it was cancelled or passed.
-        var timer: Scheduled<Void>?
-        var isArmed = false
-        var operationHasEnded = false
-        var deadlineHasPassed = false
-    }
-
-    private let state = Mutex(State())
-
-    /// Arms the deadline with `timer`, after the caller was cancelled.
-    ///
-    /// - Parameter timer: The deadline's timer, cancelled when the operation ends first.
-    /// - Returns: Whether the deadline already passed with the operation still running: the caller then
-    ///   runs the late action itself.
-    func arm(_ timer: Scheduled<Void>) -> Bool {
-        let (cancel, passed) = state.withLock { state -> (Bool, Bool) in
-            if state.operationHasEnded { return (true, false) }
-            if state.deadlineHasPassed { return (false, true) }
-            state.isArmed = true
-            state.timer = timer
-            return (false, false)
-        }
-        if cancel { timer.cancel() }
-        return passed
-    }
-
-    /// Records that the operation ended, and cancels an armed timer.
-    func operationEnded() {
-        let timer = state.withLock { state -> Scheduled<Void>? in
-            state.operationHasEnded = true
-            state.isArmed = false
-            defer { state.timer = nil }
-            return state.timer
-        }
-        timer?.cancel()
-    }
-
-    /// Records that the deadline passed.
-    ///
-    /// - Returns: Whether the late action runs now: the deadline was armed and the operation still runs.
-    func deadlinePassed() -> Bool {
-        state.withLock { state in
-            state.deadlineHasPassed = true
-            state.timer = nil
-            defer { state.isArmed = false }
-            return state.isArmed && !state.operationHasEnded
-        }
-    }
-}
-
-/// Where the first outcome of an operation, its timer and its caller's cancellation is kept and handed
-/// to the waiting caller, exactly once. A lock, not an actor: finishing never suspends.
+/// Where the first outcome of an operation, its deadline and its caller's cancellation is kept and
+/// handed to the waiting caller, exactly once; and, once the caller was cancelled, whether the deadline
+/// then passed with the operation still running. A lock, not an actor: nothing here suspends.
 private final class DeadlineGate<Value: Sendable>: Sendable {
-    private enum State {
+    private enum Delivery {
         case open
         case waiting(CheckedContinuation<DeadlineOutcome<Value>, Never>)
         case decided(DeadlineOutcome<Value>)
         case delivered
     }
 
-    private let state = Mutex(State.open)
+    private struct State {
+        var delivery = Delivery.open
+        var operationHasEnded = false
+        var deadlineHasPassed = false
+        /// The caller, cancelled first, keeps the deadline for the operation left running.
+        var keepsDeadline = false
 
-    /// Hands `outcome` to the caller unless another outcome came first.
-    func finish(_ outcome: DeadlineOutcome<Value>) {
-        let waiter: CheckedContinuation<DeadlineOutcome<Value>, Never>? = state.withLock { state in
-            switch state {
+        /// Decides `outcome` unless another came first.
+        ///
+        /// - Returns: The caller to resume with it, when it waits.
+        mutating func decide(
+            _ outcome: DeadlineOutcome<Value>
+        ) -> CheckedContinuation<DeadlineOutcome<Value>, Never>? {
+            switch delivery {
             case .open:
-                state = .decided(outcome)
+                delivery = .decided(outcome)
                 return nil
             case .waiting(let continuation):
-                state = .delivered
+                delivery = .delivered
                 return continuation
             case .decided, .delivered:
                 return nil
             }
         }
+    }
+
+    private let state = Mutex(State())
+
+    /// The operation ended with `outcome`.
+    func operationEnded(_ outcome: DeadlineOutcome<Value>) {
+        let waiter = state.withLock { state in
+            state.operationHasEnded = true
+            return state.decide(outcome)
+        }
         waiter?.resume(returning: outcome)
+    }
+
+    /// The caller's task was cancelled.
+    func callerCancelled() {
+        let waiter = state.withLock { $0.decide(.cancelled) }
+        waiter?.resume(returning: .cancelled)
+    }
+
+    /// The deadline passed.
+    ///
+    /// - Returns: Whether the late action runs now: the caller, cancelled first, keeps the deadline,
+    ///   and the operation still runs.
+    func deadlinePassed() -> Bool {
+        let (waiter, late) = state.withLock { state in
+            state.deadlineHasPassed = true
+            return (state.decide(.timedOut), state.keepsDeadline && !state.operationHasEnded)
+        }
+        waiter?.resume(returning: .timedOut)
+        return late
+    }
+
+    /// Keeps the deadline for the operation left running, after the caller was cancelled first.
+    ///
+    /// - Returns: Whether the deadline already passed with the operation still running: the caller then
+    ///   runs the late action itself.
+    func keepDeadlineAfterCancellation() -> Bool {
+        state.withLock { state in
+            if state.operationHasEnded { return false }
+            if state.deadlineHasPassed { return true }
+            state.keepsDeadline = true
+            return false
+        }
     }
 
     /// Resumes `continuation` with the outcome, now if there is one, else when it comes.
     func wait(_ continuation: CheckedContinuation<DeadlineOutcome<Value>, Never>) {
         let ready: DeadlineOutcome<Value>? = state.withLock { state in
-            switch state {
+            switch state.delivery {
             case .decided(let outcome):
-                state = .delivered
+                state.delivery = .delivered
                 return outcome
             case .open:
-                state = .waiting(continuation)
+                state.delivery = .waiting(continuation)
                 return nil
             case .waiting, .delivered:
                 // `wait` is called once, by the one caller.
