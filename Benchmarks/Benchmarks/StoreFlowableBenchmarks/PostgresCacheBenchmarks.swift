@@ -219,9 +219,9 @@ private final class PostgresCacheBench: @unchecked Sendable {
     /// a new cache, writes `record` under 42 and a copy with `id` 0 under the watched key, and makes a
     /// store over the cache.
     func setUp(record: SQLRecord) async throws {
-        let server = try TestPostgresServer.shared.get()
+        let server = try await TestPostgresServer.launchShared()
         if serverStopped {
-            try server.start()
+            try await server.start()
             serverStopped = false
         }
         self.server = server
@@ -303,7 +303,7 @@ private final class PostgresCacheBench: @unchecked Sendable {
         await clientRun?.value
         client = nil
         do {
-            try server?.stop()
+            try await server?.stop()
             serverStopped = server != nil
         } catch {
             print("PostgresCache benchmarks: could not stop the server: \(error)")
