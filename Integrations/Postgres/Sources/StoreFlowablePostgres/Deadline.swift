@@ -19,9 +19,9 @@ enum DeadlineOutcome<Value: Sendable>: Sendable {
 /// result is dropped. A task group could not promise that, since it waits for every child before
 /// returning.
 ///
-/// Cost: one task (the operation's) and one entry in the watchdog's table (no timer of its own, no
-/// actor): the first of the operation, the deadline and a cancellation to reach the gate resumes the
-/// caller.
+/// Cost: one task (the operation's, started on the caller's thread where `Task.immediate` exists) and
+/// one entry in the watchdog's table (no timer of its own, no actor): the first of the operation, the
+/// deadline and a cancellation to reach the gate resumes the caller.
 ///
 /// When the caller is cancelled first, the deadline still holds for the operation left running:
 /// `pastDeadlineAfterCancellation` runs (on the watchdog's event loop) if the deadline passes before the
@@ -47,7 +47,7 @@ func withDeadline<Value: Sendable>(
     let deadline = watchdog.register(deadline: watchdog.now() + .nanoseconds(cappedNanoseconds)) {
         if gate.deadlinePassed() { pastDeadlineAfterCancellation?() }
     }
-    let work = Task<Void, Never> {
+    let run: @Sendable () async -> Void = {
         let result: Result<Value, any Error>
         do {
             result = .success(try await operation())
@@ -56,6 +56,14 @@ func withDeadline<Value: Sendable>(
         }
         gate.operationEnded(.finished(result))
         watchdog.remove(deadline)
+    }
+    // Started on the caller's thread, which runs it until it first suspends (asking the pool for a
+    // connection, writing the statement): a task only enqueued would wake another thread first.
+    let work: Task<Void, Never>
+    if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+        work = Task.immediate(operation: run)
+    } else {
+        work = Task(operation: run)
     }
     let outcome = await withTaskCancellationHandler {
         await withCheckedContinuation { (continuation: CheckedContinuation<DeadlineOutcome<Value>, Never>) in
