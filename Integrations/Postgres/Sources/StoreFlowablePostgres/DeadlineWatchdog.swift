@@ -111,11 +111,18 @@ final class DeadlineWatchdog: Sendable {
     private func start(_ schedule: Reschedule) {
         schedule.replaced?.cancel()
         let timer = eventLoop.scheduleTask(deadline: schedule.wake) { self.fire(generation: schedule.generation) }
-        state.withLock { state in
+        let isKept = state.withLock { state in
             // Kept only while it is still the one that counts (it may already have fired or been
             // replaced by then).
-            if state.generation == schedule.generation, state.wake != nil { state.timer = timer }
+            guard state.generation == schedule.generation, state.wake != nil else { return false }
+            state.timer = timer
+            return true
         }
+        // Replaced before it was kept (the one that replaced it found no timer to cancel), or already
+        // fired: cancelled here, else a replaced timer stays on the loop until its time, which for an
+        // operation without timeout (`.seconds(.max)`) is 146 years. Cancelling one that fired or is
+        // firing does nothing.
+        if !isKept { timer.cancel() }
     }
 
     /// Runs the actions whose deadline passed, and sets the timer for the earliest one left.
