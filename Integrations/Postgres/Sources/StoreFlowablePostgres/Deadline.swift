@@ -24,9 +24,10 @@ enum DeadlineOutcome<Value: Sendable>: Sendable {
 /// deadline and a cancellation to reach the gate resumes the caller.
 ///
 /// When the caller is cancelled first, the deadline still holds for the operation left running:
-/// `pastDeadlineAfterCancellation` runs (on the watchdog's event loop) if the deadline passes before the
-/// operation ends, so that whoever gave up on it can still bound what it keeps (a statement's
-/// connection). The deadline is removed as soon as the operation ends.
+/// `pastDeadlineAfterCancellation` runs if the deadline passes before the operation ends, so that
+/// whoever gave up on it can still bound what it keeps (a statement's connection). It runs on the
+/// watchdog's event loop, or on the caller's task when the deadline passed between the caller's
+/// cancellation and its return. The deadline is removed as soon as the operation ends.
 ///
 /// - Parameters:
 ///   - timeout: The longest wait.

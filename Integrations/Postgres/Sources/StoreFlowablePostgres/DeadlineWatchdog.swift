@@ -1,16 +1,20 @@
 import PostgresNIO
 import Synchronization
 
-/// The deadlines of the operations that run under ``withDeadline(_:pastDeadlineAfterCancellation:_:)``,
-/// kept by one timer for them all instead of one per operation.
+/// The deadlines of the operations that run under
+/// ``withDeadline(_:watchdog:pastDeadlineAfterCancellation:_:)``, kept by one timer for them all instead
+/// of one per operation.
 ///
 /// A timer of its own per operation cost each statement two hand-offs to an event loop (scheduling the
 /// timer from the caller's thread wakes the loop, and so does cancelling it), about a tenth of a store
 /// hit. Here an operation's deadline is an entry in a table under a lock: registering it schedules a
-/// timer only when it is earlier than the one already scheduled, and removing it cancels nothing. The
-/// cache's operations share one timeout, so a later operation's deadline is never the earliest: under a
-/// steady stream of statements the timer fires about once per timeout, finds the operations it was set
-/// for long ended, and is set again for the oldest one still running.
+/// timer only when none is scheduled or it is earlier than the one scheduled, and removing it cancels
+/// nothing. A cache's operations share one timeout, so a later operation's deadline is never the
+/// earliest: under a steady stream of statements the timer fires about once per timeout, finds the
+/// operations it was set for long ended, and is set again for the oldest one still running. The
+/// watchdog is the whole process's: with caches of different timeouts, an operation of a shorter one
+/// that starts while only longer ones run is the earliest, and replaces the timer (two hand-offs, as
+/// before); with every cache busy, the shortest timeout sets the pace.
 ///
 /// Promises:
 /// - An entry's action runs once, on the watchdog's event loop, at or after its deadline and as soon
@@ -54,7 +58,8 @@ final class DeadlineWatchdog: Sendable {
     /// Creates a watchdog whose timer runs on `eventLoop`.
     ///
     /// - Parameters:
-    ///   - eventLoop: The loop of the timer and of the actions.
+    ///   - eventLoop: The loop of the timer and of the actions; it must outlive the entries (on a loop shut
+    ///     down no timer runs, so no deadline passes).
     ///   - now: The loop's time (a testing loop has its own).
     init(eventLoop: any EventLoop, now: @escaping @Sendable () -> NIODeadline = { .now() }) {
         self.eventLoop = eventLoop
