@@ -112,7 +112,8 @@ public final class TestPostgresServer: Sendable {
     private static func onThreadOfItsOwn<Output: Sendable>(
         _ work: @escaping @Sendable () throws(SetupError) -> Output
     ) async throws(SetupError) -> Output {
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Output, SetupError>, Never>) in
+        let result = await withCheckedContinuation {
+            (continuation: CheckedContinuation<Result<Output, SetupError>, Never>) in
             Thread.detachNewThread {
                 continuation.resume(returning: Result { () throws(SetupError) in try work() })
             }
