@@ -95,7 +95,10 @@ final class DeadlineWatchdog: Sendable {
     ///
     /// - Parameter entry: The entry; removing it again does nothing.
     func remove(_ entry: Entry) {
-        state.withLock { state in _ = state.deadlines.removeValue(forKey: entry.id) }
+        // Taken out of the lock before it is released: what the action holds may run code when it
+        // goes (a `deinit`), which must not run under the lock (it may use the watchdog).
+        let removed = state.withLock { state in state.deadlines.removeValue(forKey: entry.id) }
+        withExtendedLifetime(removed) {}
     }
 
     /// A timer to schedule, decided under the lock and scheduled outside it.

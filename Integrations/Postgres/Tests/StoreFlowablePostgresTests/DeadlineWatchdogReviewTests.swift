@@ -32,6 +32,26 @@ struct DeadlineWatchdogReviewTests {
         await loop.testing.shutdownGracefully()
     }
 
+    /// Removing an entry releases its action after the lock: what the action holds may run code when
+    /// it goes (a `deinit`), and that code may use the watchdog (here it reads it; under the lock, that
+    /// was a recursive lock, a crash).
+    @Test func anEntryRemovedReleasesItsActionOutsideTheLock() async {
+        let loop = NIOAsyncTestingEventLoop()
+        let watchdog = DeadlineWatchdog(eventLoop: loop, now: { loop.now })
+        let seen = ReviewTally()
+        let entry = register(on: watchdog, holding: ReadsWatchdogWhenReleased(watchdog, into: seen))
+        watchdog.remove(entry)
+        #expect(seen.value == 1)
+        await loop.shutdownGracefully()
+    }
+
+    /// Registers an entry whose action is the only holder of `holder`.
+    private func register(
+        on watchdog: DeadlineWatchdog, holding holder: ReadsWatchdogWhenReleased
+    ) -> DeadlineWatchdog.Entry {
+        watchdog.register(deadline: watchdog.now() + .seconds(1)) { holder.touch() }
+    }
+
     /// Timeouts of zero and below pass at once, on the loop; the caller gets `timedOut`.
     @Test(arguments: [Duration.zero, .nanoseconds(-1), .seconds(-5), .seconds(Int64.min)])
     func aTimeoutOfZeroOrLessPassesAtOnce(timeout: Duration) async {
@@ -124,6 +144,24 @@ private final class HookedLoop: EventLoop, Sendable {
 
     func shutdownGracefully(queue: DispatchQueue, _ callback: @escaping @Sendable ((any Error)?) -> Void) {
         testing.shutdownGracefully(queue: queue, callback)
+    }
+}
+
+/// An object that reads its watchdog when it is released.
+private final class ReadsWatchdogWhenReleased: Sendable {
+    private let watchdog: DeadlineWatchdog
+    private let seen: ReviewTally
+
+    init(_ watchdog: DeadlineWatchdog, into seen: ReviewTally) {
+        self.watchdog = watchdog
+        self.seen = seen
+    }
+
+    func touch() {}
+
+    deinit {
+        _ = watchdog.pendingCount
+        seen.add()
     }
 }
 
