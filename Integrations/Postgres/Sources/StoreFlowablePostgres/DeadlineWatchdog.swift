@@ -45,7 +45,7 @@ final class DeadlineWatchdog: Sendable {
         var generation: UInt64 = 0
         /// The timer that counts, to cancel when an earlier one replaces it.
         var timer: Scheduled<Void>?
-        /// How many timers were scheduled, for the tests.
+        /// How many timers were scheduled (counted once `scheduleTask` returned), for the tests.
         var timersScheduled = 0
     }
 
@@ -111,7 +111,6 @@ final class DeadlineWatchdog: Sendable {
     private static func replaceTimer(in state: inout State, wakingAt wake: NIODeadline) -> Reschedule {
         state.generation &+= 1
         state.wake = wake
-        state.timersScheduled += 1
         defer { state.timer = nil }
         return Reschedule(wake: wake, generation: state.generation, replaced: state.timer)
     }
@@ -120,6 +119,9 @@ final class DeadlineWatchdog: Sendable {
         schedule.replaced?.cancel()
         let timer = eventLoop.scheduleTask(deadline: schedule.wake) { self.fire(generation: schedule.generation) }
         let isKept = state.withLock { state in
+            // Counted once scheduled: a test that sees the count moves the loop's time only after
+            // the timer is on it.
+            state.timersScheduled += 1
             // Kept only while it is still the one that counts (it may already have fired or been
             // replaced by then).
             guard state.generation == schedule.generation, state.wake != nil else { return false }

@@ -135,7 +135,7 @@ struct DeadlineWatchdogTests {
         let (loop, watchdog) = Self.makeWatchdog()
         let release = Release()
         let call = Task { await withDeadline(.seconds(5), watchdog: watchdog) { await release.wait() } }
-        await waitUntil { watchdog.pendingCount == 1 }
+        await waitUntil { watchdog.pendingCount == 1 && watchdog.timersScheduled == 1 }
         await loop.advanceTime(by: .milliseconds(4_999))
         #expect(watchdog.pendingCount == 1)
         await loop.advanceTime(by: .milliseconds(1))
@@ -159,7 +159,7 @@ struct DeadlineWatchdogTests {
                 await release.wait()
             }
         }
-        await waitUntil { watchdog.pendingCount == 1 }
+        await waitUntil { watchdog.pendingCount == 1 && watchdog.timersScheduled == 1 }
         call.cancel()
         guard case .cancelled = await call.value else {
             Issue.record("the call did not end as cancelled")
