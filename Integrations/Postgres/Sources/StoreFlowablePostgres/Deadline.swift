@@ -41,6 +41,31 @@ func withDeadline<Value: Sendable>(
     pastDeadlineAfterCancellation: (@Sendable () -> Void)? = nil,
     _ operation: @escaping @Sendable () async throws -> Value
 ) async -> DeadlineOutcome<Value> {
+    await withDeadline(
+        timeout, watchdog: watchdog, pastDeadlineAfterCancellation: pastDeadlineAfterCancellation,
+        deliveringEarly: { _ in try await operation() })
+}
+
+/// ``withDeadline(_:watchdog:pastDeadlineAfterCancellation:_:)`` for an operation that has its result
+/// before it ends: it hands it to the caller with `deliver` as soon as it has it (from any thread), and
+/// goes on with what is left (a statement giving its connection back to the pool), still under the
+/// deadline. The caller is resumed by the first of `deliver`, the operation's end, the deadline and its
+/// cancellation; the operation's own result is then dropped. `deliver` never blocks or calls out but to
+/// resume the caller, so it may run on an event loop.
+///
+/// - Parameters:
+///   - timeout: The longest wait.
+///   - watchdog: What keeps the deadline.
+///   - pastDeadlineAfterCancellation: As for the operation without early delivery.
+///   - operation: The work, given `deliver`; it runs in a new unstructured task.
+/// - Returns: The first result delivered or returned, ``DeadlineOutcome/timedOut`` or
+///   ``DeadlineOutcome/cancelled``.
+func withDeadline<Value: Sendable>(
+    _ timeout: Duration, watchdog: DeadlineWatchdog = .shared,
+    pastDeadlineAfterCancellation: (@Sendable () -> Void)? = nil,
+    deliveringEarly operation:
+        @escaping @Sendable (_ deliver: @escaping @Sendable (Result<Value, any Error>) -> Void) async throws -> Value
+) async -> DeadlineOutcome<Value> {
     let gate = DeadlineGate<Value>()
     // Capped: a `TimeAmount` is 64-bit nanoseconds (`.seconds(.max)` is a natural way to ask for no
     // timeout); 2^62 ns is 146 years. Negative timeouts pass at once.
@@ -51,7 +76,7 @@ func withDeadline<Value: Sendable>(
     let run: @Sendable () async -> Void = {
         let result: Result<Value, any Error>
         do {
-            result = .success(try await operation())
+            result = .success(try await operation { early in gate.deliver(.finished(early)) })
         } catch {
             result = .failure(error)
         }
@@ -134,6 +159,12 @@ private final class DeadlineGate<Value: Sendable>: Sendable {
             state.operationHasEnded = true
             return state.decide(outcome)
         }
+        waiter?.resume(returning: outcome)
+    }
+
+    /// The operation has its result, `outcome`, and goes on: it has not ended.
+    func deliver(_ outcome: DeadlineOutcome<Value>) {
+        let waiter = state.withLock { $0.decide(outcome) }
         waiter?.resume(returning: outcome)
     }
 

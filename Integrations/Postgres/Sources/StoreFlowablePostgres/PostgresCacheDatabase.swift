@@ -25,7 +25,7 @@ struct PostgresCacheDatabase: Sendable {
     /// - Parameters:
     ///   - operation: What the cache is doing, for the error (`read`, `write`, …).
     ///   - statement: The statement, built on the statement's task (binding a value may throw).
-    ///   - read: Makes the result of the rows; it runs on the statement's task.
+    ///   - read: Makes the result of the rows; it runs on the caller's task.
     /// - Returns: What `read` returned.
     /// - Throws: ``PostgresCacheError/databaseFailed(operation:sqlState:message:)`` when the statement,
     ///   the connection or `read` failed, ``PostgresCacheError/timedOut(operation:after:)`` when no
@@ -39,18 +39,27 @@ struct PostgresCacheDatabase: Sendable {
         let timeout = timeout
         // A caller cancelled first leaves its statement running: it still gives up its connection at
         // the deadline, else a cancelled statement on a server that stopped answering would keep it.
+        // The rows reach the caller from the connection's event loop as soon as they come: the
+        // statement's task gives the connection back meanwhile, and the caller does not wait for it.
         let outcome = await withDeadline(
             timeout,
             pastDeadlineAfterCancellation: {
                 // In a task of its own: the timer runs on an event loop, maybe the connection's.
                 Task { Self.giveUp(held, in: client, within: timeout) }
+            },
+            deliveringEarly: { deliver in
+                try await client.rowsOnOpenConnection(try statement(), holding: held, onAnswer: deliver)
             }
-        ) {
-            try read(try await client.rowsOnOpenConnection(try statement(), holding: held))
-        }
+        )
         switch outcome {
-        case .finished(.success(let output)):
-            return output
+        case .finished(.success(let rows)):
+            do {
+                return try read(rows)
+            } catch let error as PostgresCacheError {
+                throw error
+            } catch {
+                throw Self.failure(operation, error)
+            }
         case .finished(.failure(let error as PostgresCacheError)):
             throw error
         case .finished(.failure(let error)):

@@ -11,17 +11,31 @@ extension PostgresConnection {
     /// comes. Here the check and the write run in one job of the event loop, where a channel that is
     /// still active still has its handlers: a query written then is answered or failed, never dropped.
     ///
-    /// - Parameter query: The statement.
+    /// - Parameters:
+    ///   - query: The statement.
+    ///   - onAnswer: Called on the connection's event loop with the statement's rows or its failure as
+    ///     soon as they come, before this returns; not when nothing was sent.
     /// - Returns: Its rows, or `nil` when the connection was closed, in which case nothing was sent.
     /// - Throws: What postgres-nio reports for the statement or the connection.
-    func rowsIfOpen(_ query: PostgresQuery) async throws -> [PostgresRow]? {
+    func rowsIfOpen(
+        _ query: PostgresQuery, onAnswer: (@Sendable (Result<[PostgresRow], any Error>) -> Void)? = nil
+    ) async throws -> [PostgresRow]? {
         let logger = logger
-        let sent: EventLoopFuture<PostgresQueryResult?> = eventLoop.flatSubmit {
+        let sent: EventLoopFuture<[PostgresRow]?> = eventLoop.flatSubmit {
             guard !self.isClosed else { return self.eventLoop.makeSucceededFuture(nil) }
             let result: EventLoopFuture<PostgresQueryResult> = self.query(query, logger: logger)
-            return result.map { Optional($0) }
+            return result.map { Optional($0.rows) }
         }
-        return try await sent.get()?.rows
+        if let onAnswer {
+            sent.whenComplete { result in
+                switch result {
+                case .success(let rows?): onAnswer(.success(rows))
+                case .success(nil): break
+                case .failure(let error): onAnswer(.failure(error))
+                }
+            }
+        }
+        return try await sent.get()
     }
 }
 
@@ -42,10 +56,16 @@ extension PostgresClient {
     /// - Parameters:
     ///   - query: The statement.
     ///   - held: Where the connection is recorded while the statement runs.
+    ///   - onAnswer: Called on the connection's event loop with the statement's rows or its failure as
+    ///     soon as they come, before the connection is given back and this returns (see
+    ///     ``PostgresNIO/PostgresConnection/rowsIfOpen(_:onAnswer:)``).
     /// - Returns: Its rows.
     /// - Throws: What postgres-nio reports for the statement, the connection or the pool;
     ///   `CancellationError` when `held` was closed before the statement was sent.
-    func rowsOnOpenConnection(_ query: PostgresQuery, holding held: HeldConnection) async throws -> [PostgresRow] {
+    func rowsOnOpenConnection(
+        _ query: PostgresQuery, holding held: HeldConnection,
+        onAnswer: (@Sendable (Result<[PostgresRow], any Error>) -> Void)? = nil
+    ) async throws -> [PostgresRow] {
         while true {
             let rows: [PostgresRow]? = try await withConnection { connection in
                 guard held.hold(connection) else { throw CancellationError() }
@@ -57,7 +77,7 @@ extension PostgresClient {
                 // it: every later statement waits for a connection that never comes.
                 let rows: [PostgresRow]?
                 do {
-                    rows = try await connection.rowsIfOpen(query)
+                    rows = try await connection.rowsIfOpen(query, onAnswer: onAnswer)
                 } catch {
                     await held.releaseOnceClosed()
                     throw error
