@@ -12,9 +12,9 @@ private final class Issue12ReviewModel: LoadableSupport, ProcessSupport {
     @ObservationIgnored let loadingSlots = LoadingSlots()
 }
 
-/// Blocks the calling thread (the main actor's) until `runner` shows a state that `isEnd` accepts, so
-/// that the property mirroring task (a main-actor job) cannot run in between: the situation of a main
-/// actor busy with other work when a load ends off it.
+/// Blocks the calling thread (the main actor's), for 30 s at most, until `runner` shows a state that
+/// `isEnd` accepts, so that the property mirroring task (a main-actor job) cannot run in between: the
+/// situation of a main actor busy with other work when a load ends off it.
 private func blockUntil<State: WorkState & Sendable>(
     _ runner: WorkRunner<State>, _ isEnd: @escaping @Sendable (State) -> Bool
 ) {
@@ -26,7 +26,10 @@ private func blockUntil<State: WorkState & Sendable>(
             return
         }
     }
-    ended.wait()
+    // Bounded: the main thread blocked here is not one the suite's time limit can free.
+    if ended.wait(timeout: .now() + .seconds(30)) == .timedOut {
+        Issue.record("the runner did not reach the expected state within 30 s")
+    }
 }
 
 /// A load that ended off the main actor while the main actor was busy has its end in the runner but
