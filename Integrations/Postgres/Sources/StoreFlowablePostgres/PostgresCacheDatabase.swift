@@ -15,7 +15,7 @@ struct PostgresCacheDatabase: Sendable {
     /// Runs `statement` within ``timeout`` and reads its rows with `read`.
     ///
     /// The statement goes to an open connection of the pool (see
-    /// ``PostgresNIO/PostgresClient/rowsOnOpenConnection(_:holding:)``): one the pool hands out after it
+    /// ``PostgresNIO/PostgresClient/rowsOnOpenConnection(_:holding:onAnswer:)``): one the pool hands out after it
     /// closed gets nothing and is given back, so that a statement never waits for a connection that is
     /// gone. The rows are read to the end before `read` gets them. When the timeout passes while the
     /// statement waits for its answer, its connection is closed (the pool then opens another one): a

@@ -43,7 +43,7 @@ extension PostgresClient {
     /// Runs `query` on an open connection of the pool and returns its rows.
     ///
     /// A connection that the pool hands out after it closed (see
-    /// ``PostgresNIO/PostgresConnection/rowsIfOpen(_:)``) gets nothing: it is given back once its close is
+    /// ``PostgresNIO/PostgresConnection/rowsIfOpen(_:onAnswer:)``) gets nothing: it is given back once its close is
     /// complete, which is when the pool drops it, and the statement goes to another connection. Each
     /// closed connection is handed out once at most, so this takes as many leases as the pool had
     /// closed connections to hand out, and then waits for an open one as any request does. It ends

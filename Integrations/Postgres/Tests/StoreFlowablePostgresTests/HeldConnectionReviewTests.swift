@@ -62,7 +62,7 @@ struct HeldConnectionReviewTests {
     /// is complete: given back while the close is under way, it leased it to the next request, whose
     /// query failed or was never answered (NIO drops a write once the channel's handlers are removed).
     /// The give-back is ``HeldConnection/releaseOnceClosed()``, which
-    /// ``PostgresNIO/PostgresClient/rowsOnOpenConnection(_:holding:)`` calls on every path.
+    /// ``PostgresNIO/PostgresClient/rowsOnOpenConnection(_:holding:onAnswer:)`` calls on every path.
     @Test func aConnectionClosedAfterItsStatementSucceededIsGivenBackOnlyOnceClosed() async throws {
         var configuration = try await sharedServer().configuration()
         configuration.options.maximumConnections = 1
