@@ -13,8 +13,10 @@ extension PostgresConnection {
     ///
     /// - Parameters:
     ///   - query: The statement.
-    ///   - onAnswer: Called on the connection's event loop with the statement's rows or its failure as
-    ///     soon as they come, before this returns; not when nothing was sent.
+    ///   - onAnswer: Called once, on the connection's event loop, with the statement's rows or its
+    ///     failure as soon as they come, before this returns; not when the connection was closed (nothing
+    ///     was sent), but with the failure when the event loop could not take the statement (it had shut
+    ///     down), which is what this then throws.
     /// - Returns: Its rows, or `nil` when the connection was closed, in which case nothing was sent.
     /// - Throws: What postgres-nio reports for the statement or the connection.
     func rowsIfOpen(
