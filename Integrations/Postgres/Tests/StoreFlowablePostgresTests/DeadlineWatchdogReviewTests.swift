@@ -16,7 +16,7 @@ struct DeadlineWatchdogReviewTests {
     @Test func aTimerReplacedBeforeItWasKeptIsCancelled() async {
         let loop = HookedLoop()
         let watchdog = DeadlineWatchdog(eventLoop: loop, now: { loop.testing.now })
-        let runs = ReviewTally()
+        let runs = Tally()
         // The far timer's `scheduleTask` returns; before the watchdog keeps it, an earlier deadline
         // comes (another thread, here run from the hook).
         loop.afterNextSchedule {
@@ -38,7 +38,7 @@ struct DeadlineWatchdogReviewTests {
     @Test func anEntryRemovedReleasesItsActionOutsideTheLock() async {
         let loop = NIOAsyncTestingEventLoop()
         let watchdog = DeadlineWatchdog(eventLoop: loop, now: { loop.now })
-        let seen = ReviewTally()
+        let seen = Tally()
         let entry = register(on: watchdog, holding: ReadsWatchdogWhenReleased(watchdog, into: seen))
         watchdog.remove(entry)
         #expect(seen.value == 1)
@@ -57,7 +57,7 @@ struct DeadlineWatchdogReviewTests {
     func aTimeoutOfZeroOrLessPassesAtOnce(timeout: Duration) async {
         let loop = HookedLoop()
         let watchdog = DeadlineWatchdog(eventLoop: loop, now: { loop.testing.now })
-        let release = ReviewRelease()
+        let release = Release()
         let call = Task { await withDeadline(timeout, watchdog: watchdog) { await release.wait() } }
         // Once the timer is on the testing loop's queue, `run()` comes after it.
         while loop.scheduledCount == 0 { await Task.yield() }
@@ -76,7 +76,7 @@ struct DeadlineWatchdogReviewTests {
     @Test func theLongestTimeoutDoesNotWrapAround() async {
         let loop = HookedLoop()
         let watchdog = DeadlineWatchdog(eventLoop: loop, now: { loop.testing.now })
-        let release = ReviewRelease()
+        let release = Release()
         let forever = Task { await withDeadline(.seconds(Int64.max), watchdog: watchdog) { await release.wait() } }
         while loop.scheduledCount < 1 { await Task.yield() }
         let short = Task { await withDeadline(.seconds(1), watchdog: watchdog) { await release.wait() } }
@@ -150,9 +150,9 @@ private final class HookedLoop: EventLoop, Sendable {
 /// An object that reads its watchdog when it is released.
 private final class ReadsWatchdogWhenReleased: Sendable {
     private let watchdog: DeadlineWatchdog
-    private let seen: ReviewTally
+    private let seen: Tally
 
-    init(_ watchdog: DeadlineWatchdog, into seen: ReviewTally) {
+    init(_ watchdog: DeadlineWatchdog, into seen: Tally) {
         self.watchdog = watchdog
         self.seen = seen
     }
@@ -163,38 +163,4 @@ private final class ReadsWatchdogWhenReleased: Sendable {
         _ = watchdog.pendingCount
         seen.add()
     }
-}
-
-/// A gate an operation waits at, ignoring cancellation, until the test opens it.
-private final class ReviewRelease: Sendable {
-    private let state = Mutex<(isOpen: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
-
-    func wait() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let resumeNow = state.withLock { state in
-                if state.isOpen { return true }
-                state.waiters.append(continuation)
-                return false
-            }
-            if resumeNow { continuation.resume() }
-        }
-    }
-
-    func open() {
-        let waiters = state.withLock { state in
-            state.isOpen = true
-            defer { state.waiters = [] }
-            return state.waiters
-        }
-        for waiter in waiters { waiter.resume() }
-    }
-}
-
-/// A count that escaping closures share.
-private final class ReviewTally: Sendable {
-    private let count = Mutex(0)
-
-    var value: Int { count.withLock { $0 } }
-
-    func add() { count.withLock { $0 += 1 } }
 }
