@@ -1,5 +1,6 @@
 """The headline measurement, (a) the store-backed service, (b) the same handler calling the upstream on
-every request and (c) a fixed value from memory, side by side with the same wrk settings; and the soak."""
+every request and (c) a fixed value from memory, side by side with the same wrk settings; (a′) the store-backed
+service with nothing to refresh; and the soak."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from wrk_runner import WrkResult, run_wrk
 FRESH_FOR = 5
 STALE_WHILE_REVALIDATE = 30
 STALE_IF_ERROR = 300
+# (a′): fresh for longer than its warm-up and measurement, so that nothing is refreshed while it runs.
+STEADY_FRESH_FOR = 600
 
 
 def _row(name: str, result: WrkResult, stats: dict | None) -> LoadRow:
@@ -27,25 +30,13 @@ def _row(name: str, result: WrkResult, stats: dict | None) -> LoadRow:
 
 
 def headline(harness: Harness, report: Report) -> tuple[Child, Child]:
-    """Runs (a), (b) and (c) against one upstream and one service; returns both, still running."""
+    """Runs (a), (b) and (c) against one upstream and one service, then (a′) on a second service whose
+    products stay fresh through its run; returns the upstream and the first service, still running."""
     upstream = harness.start_upstream("upstream")
     service = harness.start_service("service", upstream, fresh_for=FRESH_FOR,
                                     stale_while_revalidate=STALE_WHILE_REVALIDATE, stale_if_error=STALE_IF_ERROR)
     seconds = harness.durations.load
-    # Warm: every id once (many connections, so that the misses go out in full batches), then the mix.
-    # A busy machine may need more than one pass: at most four.
-    harness.reset_stats(upstream)
-    covered = 0
-    passes = 0
-    for attempt in range(4):
-        passes += 1
-        run_wrk(harness.processes, f"warm-up-catalogue-{attempt}", service.url, harness.wrk,
-                harness.durations.warm_up_catalogue, harness.log_dir, mix="sequential",
-                connections=max(harness.wrk.connections, 256))
-        covered = int(harness.stats(upstream)["distinctIdsServed"])
-        if covered >= PRODUCTS:
-            break
-    run_wrk(harness.processes, "warm-up", service.url, harness.wrk, harness.durations.warm_up, harness.log_dir)
+    passes, covered = _warm(harness, upstream, service, "")
 
     results: dict[str, tuple[WrkResult, dict]] = {}
     for key, name, path in (("a", "(a) store-backed GET /products/{id}", "/products/"),
@@ -56,6 +47,21 @@ def headline(harness: Harness, report: Report) -> tuple[Child, Child]:
         stats = harness.stats(upstream)
         results[key] = (result, stats)
         report.load.append(_row(name, result, stats))
+
+    # (a′): the same handler on a service of its own whose products stay fresh for the whole measurement,
+    # so that nothing is refreshed while it runs: what the stores' hit path costs, apart from refreshes.
+    steady_service = harness.start_service("service-steady", upstream, fresh_for=STEADY_FRESH_FOR,
+                                           stale_while_revalidate=STALE_WHILE_REVALIDATE,
+                                           stale_if_error=STALE_IF_ERROR)
+    try:
+        _warm(harness, upstream, steady_service, "steady-")
+        harness.reset_stats(upstream)
+        steady = run_wrk(harness.processes, "a-steady", steady_service.url, harness.wrk, seconds, harness.log_dir)
+        steady_stats = harness.stats(upstream)
+    finally:
+        harness.processes.stop(steady_service)
+    report.load.append(_row(f"(a′) as (a), nothing to refresh (--fresh-for {STEADY_FRESH_FOR})", steady,
+                            steady_stats))
 
     a, a_stats = results["a"]
     c, _ = results["c"]
@@ -79,17 +85,45 @@ def headline(harness: Harness, report: Report) -> tuple[Child, Child]:
         f"{requests} requests for {fetched} ids ({a.requests} served), {refused} refused as malformed",
         f"≤ {a.distinct_ids} keys × {refreshes} refreshes (⌊{a.seconds:.0f} s / fresh-for {FRESH_FOR} s⌋ + 1) "
         f"= {bound}"))
-    steady = all(result.non_2xx == 0 and result.socket_errors == 0 for result, _ in results.values())
-    report.fault("steady load: every answer of (a), (b), (c) is a 200", steady,
+    everything = list(results.items()) + [("a′", (steady, steady_stats))]
+    all_200 = all(result.non_2xx == 0 and result.socket_errors == 0 for _, (result, _) in everything)
+    report.fault("steady load: every answer of (a), (b), (c), (a′) is a 200", all_200,
                  ", ".join(f"({key}) {result.non_2xx} non-2xx, {result.socket_errors} socket errors"
-                           for key, (result, _) in results.items()),
+                           for key, (result, _) in everything),
                  "0 non-2xx, 0 socket errors")
     report.notes.append(
         f"(a)'s service: --fresh-for {FRESH_FOR} --stale-while-revalidate {STALE_WHILE_REVALIDATE} "
         f"--stale-if-error {STALE_IF_ERROR}; upstream latency {harness.upstream_latency_ms} ms. Warm-up: every id "
         f"in turn ({passes} × {harness.durations.warm_up_catalogue:g} s: {covered} of {PRODUCTS:,} ids fetched), then "
         f"{harness.durations.warm_up:g} s of the mix. The upstream's counts are reset before each scenario.")
+    steady_ratio = steady.throughput / c.throughput if c.throughput else 0.0
+    steady_p99 = steady.p99_ms / c.p99_ms if c.p99_ms else math.inf
+    report.notes.append(
+        f"(a′), not a target: the same handler and warm-up on a second service with --fresh-for {STEADY_FRESH_FOR}, "
+        f"so no product is refreshed while it is measured: {steady_ratio:.2f} × (c)'s throughput, p99 "
+        f"{steady_p99:.2f} × (c)'s. The difference from (a) is what refreshing the products that went stale "
+        f"costs ({fetched} ids in (a)).")
     return upstream, service
+
+
+def _warm(harness: Harness, upstream: Child, service: Child, tag: str) -> tuple[int, int]:
+    """Warms `service`: every id once (many connections, so that the misses go out in full batches; a busy
+    machine may need more than one pass, at most four), then the mix. Returns the passes and how many
+    distinct ids the upstream served."""
+    harness.reset_stats(upstream)
+    covered = 0
+    passes = 0
+    for attempt in range(4):
+        passes += 1
+        run_wrk(harness.processes, f"{tag}warm-up-catalogue-{attempt}", service.url, harness.wrk,
+                harness.durations.warm_up_catalogue, harness.log_dir, mix="sequential",
+                connections=max(harness.wrk.connections, 256))
+        covered = int(harness.stats(upstream)["distinctIdsServed"])
+        if covered >= PRODUCTS:
+            break
+    run_wrk(harness.processes, f"{tag}warm-up", service.url, harness.wrk, harness.durations.warm_up,
+            harness.log_dir)
+    return passes, covered
 
 
 def _target(name: str, met: bool, measured: str, bound: str) -> CheckRow:
