@@ -66,7 +66,9 @@ public struct CatalogConfiguration: Sendable {
     /// no FIN, no RST) keeps it, with its `/events` stream and store subscription: data the service sent
     /// and the client left unacknowledged for this long, or this long of silence unanswered to keepalive
     /// probes, drops the connection (`TCP_USER_TIMEOUT` and `SO_KEEPALIVE` on each accepted socket; see
-    /// `DeadPeerTimeoutChannel`). Whole seconds, at least 1. Without it the kernel would give up only
+    /// `DeadPeerTimeoutChannel`). Whole seconds, at least 1 and at most about 24 days (what
+    /// `TCP_USER_TIMEOUT` holds; a longer timeout is taken as that, and the keepalive's idle time and
+    /// interval are capped at Linux's 32,767 seconds). Without it the kernel would give up only
     /// after about 15 minutes of retransmissions, and never on an idle connection.
     ///
     /// A client that reads nothing while data waits for it for this long is dropped too (Linux 5.11 and

@@ -68,21 +68,34 @@ struct DeadPeerTimeoutChannel: ServerChildChannel {
     /// - Parameter channel: The accepted connection.
     /// - Throws: What setting an option throws; `ChannelError.operationUnsupported` when the channel has
     ///   no synchronous options.
+    /// The longest timeout set, in seconds: `TCP_USER_TIMEOUT` takes milliseconds in a 32-bit int (NIO's
+    /// `SocketOptionValue` is 64 bits wide on Linux, so its own maximum is no bound).
+    static let maximumSeconds = SocketOptionValue(Int32.max / 1000)
+    /// The longest keepalive idle time or interval Linux accepts, in seconds (`MAX_TCP_KEEPIDLE`,
+    /// `MAX_TCP_KEEPINTVL`).
+    static let maximumKeepaliveSeconds: SocketOptionValue = 32_767
+
     private func setOptions(on channel: any Channel) throws {
         guard let options = channel.syncOptions else { throw ChannelError.operationUnsupported }
-        let seconds = max(1, SocketOptionValue(clamping: timeout.components.seconds))
+        // At least 1 second; at most what `TCP_USER_TIMEOUT` holds in milliseconds (a 32-bit int, about
+        // 24 days), so that `seconds * 1000` cannot overflow.
+        let seconds = min(max(1, SocketOptionValue(clamping: timeout.components.seconds)), Self.maximumSeconds)
+        // Linux refuses a keepalive idle time or interval over 32,767 seconds (EINVAL), which would fail
+        // every connection's set-up.
+        let idle = min(max(1, seconds / 2), Self.maximumKeepaliveSeconds)
+        let interval = min(max(1, seconds / 6), Self.maximumKeepaliveSeconds)
         let tcp = SocketOptionLevel(IPPROTO_TCP)
         try options.setOption(ChannelOptions.socketOption(.so_keepalive), value: 1)
         #if os(Linux)
-            try options.setOption(ChannelOptions.socket(tcp, TCP_KEEPIDLE), value: max(1, seconds / 2))
-            try options.setOption(ChannelOptions.socket(tcp, TCP_KEEPINTVL), value: max(1, seconds / 6))
+            try options.setOption(ChannelOptions.socket(tcp, TCP_KEEPIDLE), value: idle)
+            try options.setOption(ChannelOptions.socket(tcp, TCP_KEEPINTVL), value: interval)
             try options.setOption(ChannelOptions.socket(tcp, TCP_KEEPCNT), value: 3)
             try options.setOption(
                 ChannelOptions.socket(tcp, SocketOptionName(TCP_USER_TIMEOUT)),
                 value: seconds * 1000)
         #elseif canImport(Darwin)
-            try options.setOption(ChannelOptions.socket(tcp, TCP_KEEPALIVE), value: max(1, seconds / 2))
-            try options.setOption(ChannelOptions.socket(tcp, TCP_KEEPINTVL), value: max(1, seconds / 6))
+            try options.setOption(ChannelOptions.socket(tcp, TCP_KEEPALIVE), value: idle)
+            try options.setOption(ChannelOptions.socket(tcp, TCP_KEEPINTVL), value: interval)
             try options.setOption(ChannelOptions.socket(tcp, TCP_KEEPCNT), value: 3)
             try options.setOption(ChannelOptions.socket(tcp, TCP_RXT_CONNDROPTIME), value: seconds)
         #endif

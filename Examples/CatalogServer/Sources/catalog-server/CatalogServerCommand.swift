@@ -65,6 +65,12 @@ struct CatalogServerCommand: AsyncParsableCommand {
     var staleIfError = 300.0
 
     @Option(
+        name: .customLong("dead-peer-timeout"),
+        help:
+            "How long a client that vanished without closing keeps its connection (and /events stream), in whole seconds, at least 1.")
+    var deadPeerTimeout = 30
+
+    @Option(
         name: .customLong("log-level"),
         help: "The lowest level logged: trace, debug, info, notice, warning, error or critical.")
     var logLevel = "info"
@@ -98,6 +104,9 @@ struct CatalogServerCommand: AsyncParsableCommand {
         ] where !(seconds.isFinite && seconds >= 0 && seconds <= Self.maximumSeconds) {
             // Bounded: `Duration.seconds(_:)` traps on a value past its range (1e21 seconds crashed it).
             throw ValidationError("\(name) must be a number of seconds from 0 to \(Int(Self.maximumSeconds))")
+        }
+        guard (1...Self.maximumDeadPeerTimeout).contains(deadPeerTimeout) else {
+            throw ValidationError("--dead-peer-timeout must be whole seconds from 1 to \(Self.maximumDeadPeerTimeout)")
         }
         guard Logger.Level(rawValue: logLevel) != nil else {
             throw ValidationError("--log-level must be trace, debug, info, notice, warning, error or critical")
@@ -176,6 +185,8 @@ struct CatalogServerCommand: AsyncParsableCommand {
 
     /// The longest freshness window accepted, in seconds: about 31 years.
     static let maximumSeconds = 1e9
+    /// The longest `--dead-peer-timeout` accepted, in seconds: a day.
+    static let maximumDeadPeerTimeout = 86_400
     /// How long a graceful shutdown may take before the group cancels what is left: a client that stopped
     /// sending a request's body, or stopped reading its `/events` stream, holds its connection open, and
     /// the server's drain would wait for it for ever.
@@ -213,6 +224,7 @@ struct CatalogServerCommand: AsyncParsableCommand {
         configuration.freshness = FreshnessPolicy(
             freshFor: .seconds(freshFor), staleWhileRevalidate: .seconds(staleWhileRevalidate),
             staleIfError: .seconds(staleIfError))
+        configuration.deadPeerTimeout = .seconds(deadPeerTimeout)
         return CatalogService(configuration: configuration, backend: backend, logger: logger) { endpoint in
             // Unbuffered, so that whoever started the process reads the line at once.
             FileHandle.standardOutput.write(Data("listening on \(endpoint.url)\n".utf8))

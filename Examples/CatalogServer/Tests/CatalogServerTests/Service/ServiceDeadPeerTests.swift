@@ -74,16 +74,46 @@ struct ServiceDeadPeerTests {
                     let connection = try RawConnection(port: service.endpoint.port)
                     defer { connection.close() }
                     // The service runs in this process: its end of the connection is one of its sockets.
-                    var accepted: Int32 = -1
-                    try await waitUntil("the service's end of the connection has its keepalive") {
-                        accepted = AcceptedSocket.find(port: service.endpoint.port, peerPort: connection.localPort)
-                        return accepted >= 0 && AcceptedSocket.option(accepted, SOL_SOCKET, SO_KEEPALIVE) == 1
-                    }
                     let tcp = Int32(IPPROTO_TCP)
+                    var accepted: Int32 = -1
+                    // The user timeout is the last option set: once it is, every other one is.
+                    try await waitUntil("the service's end of the connection has its user timeout") {
+                        accepted = AcceptedSocket.find(port: service.endpoint.port, peerPort: connection.localPort)
+                        return accepted >= 0 && AcceptedSocket.option(accepted, tcp, Int32(TCP_USER_TIMEOUT)) ?? 0 != 0
+                    }
+                    #expect(AcceptedSocket.option(accepted, SOL_SOCKET, SO_KEEPALIVE) == 1)
                     #expect(AcceptedSocket.option(accepted, tcp, Int32(TCP_USER_TIMEOUT)) == 12_000)
                     #expect(AcceptedSocket.option(accepted, tcp, TCP_KEEPIDLE) == 6)
                     #expect(AcceptedSocket.option(accepted, tcp, TCP_KEEPINTVL) == 2)
                     #expect(AcceptedSocket.option(accepted, tcp, TCP_KEEPCNT) == 3)
+                }
+            }
+        }
+
+        /// A timeout longer than the socket options hold (Linux refuses a keepalive idle time over
+        /// 32,767 seconds; `TCP_USER_TIMEOUT` is milliseconds in a 32-bit int) is capped, and connections
+        /// are still served: without the caps Linux refused the idle time, so neither it nor the user
+        /// timeout was set and a vanished peer was kept for ever (and past the idle time, the timeout in
+        /// milliseconds overflowed: NIO's option value is 64 bits wide on Linux, so it bounded nothing).
+        @Test(.timeLimit(.minutes(1)), arguments: [Duration.seconds(100_000), .seconds(Int64.max)])
+        func aTimeoutPastWhatTheSocketOptionsHoldIsCappedAndConnectionsAreServed(timeout: Duration) async throws {
+            try await UpstreamTestServer.run { upstream in
+                try await ServiceUnderTest.run(upstream: upstream.baseURL, configure: { $0.deadPeerTimeout = timeout }) {
+                    service in
+                    let connection = try RawConnection(port: service.endpoint.port)
+                    defer { connection.close() }
+                    let tcp = Int32(IPPROTO_TCP)
+                    var accepted: Int32 = -1
+                    // The user timeout is the last option set.
+                    try await waitUntil("the service's end of the connection has its user timeout", timeout: .seconds(5)) {
+                        accepted = AcceptedSocket.find(port: service.endpoint.port, peerPort: connection.localPort)
+                        return accepted >= 0 && AcceptedSocket.option(accepted, tcp, Int32(TCP_USER_TIMEOUT)) ?? 0 != 0
+                    }
+                    let seconds = min(timeout.components.seconds, Int64(Int32.max / 1000))
+                    #expect(AcceptedSocket.option(accepted, tcp, Int32(TCP_USER_TIMEOUT)) == Int32(seconds * 1000))
+                    #expect(AcceptedSocket.option(accepted, tcp, TCP_KEEPIDLE) == 32_767)
+                    #expect(AcceptedSocket.option(accepted, tcp, TCP_KEEPINTVL) == Int32(min(seconds / 6, 32_767)))
+                    #expect(try await service.get("/products/3").status == 200)
                 }
             }
         }
