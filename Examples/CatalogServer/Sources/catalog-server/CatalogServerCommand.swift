@@ -66,8 +66,7 @@ struct CatalogServerCommand: AsyncParsableCommand {
 
     @Option(
         name: .customLong("dead-peer-timeout"),
-        help:
-            "How long a client that vanished without closing keeps its connection (and /events stream), in whole seconds, at least 1.")
+        help: "How long a client that vanished without closing keeps its connection and /events stream, in seconds.")
     var deadPeerTimeout = 30
 
     @Option(

@@ -98,14 +98,17 @@ struct ServiceDeadPeerTests {
         @Test(.timeLimit(.minutes(1)), arguments: [Duration.seconds(100_000), .seconds(Int64.max)])
         func aTimeoutPastWhatTheSocketOptionsHoldIsCappedAndConnectionsAreServed(timeout: Duration) async throws {
             try await UpstreamTestServer.run { upstream in
-                try await ServiceUnderTest.run(upstream: upstream.baseURL, configure: { $0.deadPeerTimeout = timeout }) {
-                    service in
+                try await ServiceUnderTest.run(
+                    upstream: upstream.baseURL, configure: { $0.deadPeerTimeout = timeout }
+                ) { service in
                     let connection = try RawConnection(port: service.endpoint.port)
                     defer { connection.close() }
                     let tcp = Int32(IPPROTO_TCP)
                     var accepted: Int32 = -1
                     // The user timeout is the last option set.
-                    try await waitUntil("the service's end of the connection has its user timeout", timeout: .seconds(5)) {
+                    try await waitUntil(
+                        "the service's end of the connection has its user timeout", timeout: .seconds(5)
+                    ) {
                         accepted = AcceptedSocket.find(port: service.endpoint.port, peerPort: connection.localPort)
                         return accepted >= 0 && AcceptedSocket.option(accepted, tcp, Int32(TCP_USER_TIMEOUT)) ?? 0 != 0
                     }
