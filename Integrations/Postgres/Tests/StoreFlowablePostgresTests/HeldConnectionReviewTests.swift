@@ -15,23 +15,12 @@ struct HeldConnectionReviewTests {
     /// at the cache's timeout.
     @Test(.enabled(if: FrozenBackend.canSeeSockets, "needs /proc/net/tcp"))
     func aCancelledStatementStillGivesUpItsConnectionAtItsDeadline() async throws {
-        var configuration = try await sharedServer().configuration()
-        configuration.options.maximumConnections = 1
-        let client = PostgresClient(configuration: configuration)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
-            defer { group.cancelAll() }
+        try await withPoolOfOne { client in
             let patient = try await makeCache(client, timeout: .seconds(30))
             // Long enough for the cancellation to come first on a busy machine: a deadline that passed
             // before the statement was seen unread would close the connection, and nothing would be.
             let cache = try await openWithShortTimeout(client, name: patient.name, timeout: .seconds(10))
-            var connection: (backend: Int64, port: Int64)?
-            for try await found in try await client.query("SELECT pg_backend_pid()::int8, inet_client_port()::int8")
-                .decode((Int64, Int64).self)
-            {
-                connection = found
-            }
-            guard let connection else { throw FrozenBackend.Failure(description: "no backend") }
+            let connection = try await onlyConnection(client)
             let frozen = try FrozenBackend(connection.backend)
             defer { frozen.thaw() }
 
@@ -64,12 +53,7 @@ struct HeldConnectionReviewTests {
     /// The give-back is ``HeldConnection/releaseOnceClosed()``, which
     /// ``PostgresNIO/PostgresClient/rowsOnOpenConnection(_:holding:onAnswer:)`` calls on every path.
     @Test func aConnectionClosedAfterItsStatementSucceededIsGivenBackOnlyOnceClosed() async throws {
-        var configuration = try await sharedServer().configuration()
-        configuration.options.maximumConnections = 1
-        let client = PostgresClient(configuration: configuration)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
-            defer { group.cancelAll() }
+        try await withPoolOfOne { client in
             for _ in 0..<10 {
                 let held = HeldConnection()
                 let answered = try await client.withConnection { connection in
@@ -98,14 +82,9 @@ struct HeldConnectionReviewTests {
     /// was cancelled only once its caller had resumed and cancelled it, and the pool handed it the
     /// connection meanwhile. Many rounds, since that window is a race.
     @Test func aStatementWhoseCallerWasCancelledWhileItWaitedForTheConnectionIsNotSent() async throws {
-        var configuration = try await sharedServer().configuration()
-        configuration.options.maximumConnections = 1
-        let client = PostgresClient(configuration: configuration)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
-            defer { group.cancelAll() }
+        try await withPoolOfOne { client in
             let cache = try await makeCache(client)
-            let backend = try await scalar(client, "SELECT pg_backend_pid()::int8")
+            let backend = try await onlyConnection(client).backend
             let storedAt = CacheTime(nanosecondsSince1970: 1)
             for round in 0..<100 {
                 let write = try await client.withConnection { _ in
@@ -125,7 +104,7 @@ struct HeldConnectionReviewTests {
                 // With a pool of one, this runs after the write's statement, if it was sent.
                 let written = try await rowCount(client, cache)
                 #expect(written == 0, "round \(round): the cancelled write's statement was sent")
-                #expect(try await scalar(client, "SELECT pg_backend_pid()::int8") == backend, "round \(round)")
+                #expect(try await onlyConnection(client).backend == backend, "round \(round)")
                 if written != 0 { return }
             }
         }
@@ -136,14 +115,9 @@ struct HeldConnectionReviewTests {
     /// task, started on the caller's thread with `Task.immediate`, used to lease the free connection
     /// and send the statement before the caller's cancellation was looked at.
     @Test func aStatementOfACallerAlreadyCancelledIsNotSent() async throws {
-        var configuration = try await sharedServer().configuration()
-        configuration.options.maximumConnections = 1
-        let client = PostgresClient(configuration: configuration)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
-            defer { group.cancelAll() }
+        try await withPoolOfOne { client in
             let cache = try await makeCache(client)
-            let backend = try await scalar(client, "SELECT pg_backend_pid()::int8")
+            let backend = try await onlyConnection(client).backend
             let storedAt = CacheTime(nanosecondsSince1970: 1)
             for round in 0..<20 {
                 let write = Task { () async -> (any Error)? in
@@ -162,7 +136,7 @@ struct HeldConnectionReviewTests {
                 }
                 let written = try await rowCount(client, cache)
                 #expect(written == 0, "round \(round): the cancelled write's statement was sent")
-                #expect(try await scalar(client, "SELECT pg_backend_pid()::int8") == backend, "round \(round)")
+                #expect(try await onlyConnection(client).backend == backend, "round \(round)")
                 if written != 0 { return }
             }
         }

@@ -262,21 +262,10 @@ struct PostgresCacheListenerTests {
     @Test(.enabled(if: FrozenBackend.canSeeSockets, "needs /proc/net/tcp"))
     func aConnectionThatDoesNotAnswerListenInTimeIsClosedNotGivenBackToThePool() async throws {
         // A pool of one connection: the listener's, then the next statement's.
-        var configuration = try await sharedServer().configuration()
-        configuration.options.maximumConnections = 1
-        let client = PostgresClient(configuration: configuration)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
-            defer { group.cancelAll() }
+        try await withPoolOfOne { client in
             let events = Recorder<PostgresCacheEvent>()
             let cache = try await makeCache(client, timeout: .seconds(2), events: events.record)
-            var connection: (backend: Int64, port: Int64)?
-            for try await found in try await client.query("SELECT pg_backend_pid()::int8, inet_client_port()::int8")
-                .decode((Int64, Int64).self)
-            {
-                connection = found
-            }
-            guard let connection else { throw FrozenBackend.Failure(description: "no backend") }
+            let connection = try await onlyConnection(client)
             let frozen = try FrozenBackend(connection.backend)
             defer { frozen.thaw() }
 
