@@ -53,16 +53,29 @@ func withDeadline<Value: Sendable>(
 /// cancellation; the operation's own result is then dropped. `deliver` never blocks or calls out but to
 /// resume the caller, so it may run on an event loop.
 ///
+/// The operation's task is unstructured: it learns of its caller's cancellation only when the caller,
+/// resumed with ``DeadlineOutcome/cancelled``, cancels it, which may be after the operation went on (a
+/// connection leased meanwhile). `whenCallerCancelled` tells it at once instead: it runs in the
+/// caller's cancellation handler, on the thread that cancels the caller, right after the outcome
+/// ``DeadlineOutcome/cancelled`` was decided (unless a result was delivered first); for a caller
+/// already cancelled when it calls, before the operation starts. An operation that checks what it
+/// sets before each step it must not take for a caller that is gone (sending a statement) never
+/// takes it after that; and since the outcome was decided first, what the operation then ends with is
+/// dropped.
+///
 /// - Parameters:
 ///   - timeout: The longest wait.
 ///   - watchdog: What keeps the deadline.
 ///   - pastDeadlineAfterCancellation: As for the operation without early delivery.
+///   - whenCallerCancelled: Runs once, synchronously, when the caller's task is cancelled before this
+///     returns (at once when it already is); it must not block, suspend or call back into this.
 ///   - operation: The work, given `deliver`; it runs in a new unstructured task.
 /// - Returns: The first result delivered or returned, ``DeadlineOutcome/timedOut`` or
 ///   ``DeadlineOutcome/cancelled``.
 func withDeadline<Value: Sendable>(
     _ timeout: Duration, watchdog: DeadlineWatchdog = .shared,
     pastDeadlineAfterCancellation: (@Sendable () -> Void)? = nil,
+    whenCallerCancelled: (@Sendable () -> Void)? = nil,
     deliveringEarly operation:
         @escaping @Sendable (_ deliver: @escaping @Sendable (Result<Value, any Error>) -> Void) async throws -> Value
 ) async -> DeadlineOutcome<Value> {
@@ -83,20 +96,25 @@ func withDeadline<Value: Sendable>(
         gate.operationEnded(.finished(result))
         watchdog.remove(deadline)
     }
-    // Started on the caller's thread, which runs it until it first suspends (asking the pool for a
-    // connection, writing the statement): a task only enqueued would wake another thread first.
-    let work: Task<Void, Never>
-    if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
-        work = Task.immediate(operation: run)
-    } else {
-        work = Task(operation: run)
-    }
-    let outcome = await withTaskCancellationHandler {
-        await withCheckedContinuation { (continuation: CheckedContinuation<DeadlineOutcome<Value>, Never>) in
+    let (work, outcome) = await withTaskCancellationHandler {
+        // Started on the caller's thread, which runs it until it first suspends (asking the pool for a
+        // connection, writing the statement): a task only enqueued would wake another thread first.
+        // Started within the cancellation handler's scope, so that a caller already cancelled has run
+        // `whenCallerCancelled` before the operation takes its first step.
+        let work: Task<Void, Never>
+        if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+            work = Task.immediate(operation: run)
+        } else {
+            work = Task(operation: run)
+        }
+        let outcome = await withCheckedContinuation {
+            (continuation: CheckedContinuation<DeadlineOutcome<Value>, Never>) in
             gate.wait(continuation)
         }
+        return (work, outcome)
     } onCancel: {
         gate.callerCancelled()
+        whenCallerCancelled?()
     }
     switch outcome {
     case .finished:

@@ -8,8 +8,9 @@ import Synchronization
 /// Closing fails whatever waits on the connection (`LISTEN`, the notifications, a statement), so the
 /// holder gives it back as soon as the close is complete (``releaseOnceClosed()``), and a connection
 /// that stopped answering is never handed back to the pool alive, where the next statement would queue
-/// behind the unanswered one. A lock, not an actor:
-/// closing never suspends on it.
+/// behind the unanswered one. A statement whose caller was cancelled before it had a connection is
+/// abandoned (``abandon()``): the connection leased then is given back unused. A lock, not an actor:
+/// closing and abandoning never suspend on it.
 final class HeldConnection: Sendable {
     private struct State {
         /// The holder's connection, while it holds one.
@@ -19,6 +20,8 @@ final class HeldConnection: Sendable {
         /// Whether ``close(because:)`` or ``startClosing(because:)`` ran: a connection leased after it
         /// is not used.
         var isClosed = false
+        /// Whether ``abandon()`` ran: a connection leased after it is not used.
+        var isAbandoned = false
     }
 
     private let state = Mutex(State())
@@ -32,16 +35,27 @@ final class HeldConnection: Sendable {
     /// Records `connection` as the holder's, before anything is sent on it.
     ///
     /// When the connection was already closed (the deadline passed while the holder waited for the
-    /// pool), the connection is not recorded: the caller must not use it (and a listener closes it).
+    /// pool), or the holder abandoned (its caller was cancelled while it waited for the pool), the
+    /// connection is not recorded: the caller must not use it (a statement gives it back to the pool
+    /// untouched, and a listener closes it).
     ///
     /// - Parameter connection: The connection the holder leased.
     /// - Returns: Whether the holder may use the connection.
     func hold(_ connection: PostgresConnection) -> Bool {
         state.withLock { state in
-            guard !state.isClosed else { return false }
+            guard !state.isClosed, !state.isAbandoned else { return false }
             state.connection = connection
             return true
         }
+    }
+
+    /// Refuses every connection leased from now on (``hold(_:)`` returns `false`): a statement's caller
+    /// was cancelled, so a statement that has no connection yet is never sent. A connection already
+    /// held is left alone: its statement may have been sent, and its deadline still bounds it.
+    ///
+    /// Never suspends and never calls out, so that it may run in a cancellation handler.
+    func abandon() {
+        state.withLock { $0.isAbandoned = true }
     }
 
     /// Forgets the connection: the holder is giving it back to the pool, which may lease it to anyone

@@ -24,7 +24,8 @@ extension PostgresCache {
     /// **Connection.** The listener takes one connection from the cache's client for as long as it
     /// listens (count it in the pool's `maximumConnections`), sends `LISTEN` on the cache's channel
     /// (``notificationChannel``) and runs nothing else on it but a heartbeat: every ``timeout`` on
-    /// `clock`, a `SELECT 1` that must be answered within ``timeout``. Each write through a
+    /// `clock`, but at most once a second (a cache with a timeout under a second asks every second), a
+    /// `SELECT 1` that must be answered within ``timeout``. Each write through a
     /// ``PostgresCache`` notifies that channel in its own statement, so a change arrives once it is
     /// committed, and never for a write that failed, was rolled back or changed nothing. Notifications
     /// of this cache object (its ``instanceID``) are skipped; a payload that is not a cache's, or whose
@@ -62,7 +63,8 @@ extension PostgresCache {
     ///   - retry: The backoff between reconnections; ``PostgresCacheListenerRetry/default`` (500 ms,
     ///     doubling up to 30 s, with jitter) by default.
     ///   - clock: The clock that the backoff sleeps on and that measures the connect timeout and the
-    ///     heartbeat; the continuous clock by default. Tests pass a manual clock and advance it.
+    ///     heartbeat (its interval, at least a second, and its answer's deadline); the continuous clock
+    ///     by default. Tests pass a manual clock and advance it.
     ///   - onChange: Receives each change, one at a time; ``PostgresCacheChange/all`` after each
     ///     `LISTEN`.
     public func listenForChanges(
@@ -261,8 +263,14 @@ extension PostgresCache {
         }
     }
 
-    /// While the session listens: every ``timeout`` on `clock`, sends `SELECT 1` on its connection,
-    /// and closes the connection when no answer comes within ``timeout`` or the query fails.
+    /// While the session listens: every ``timeout`` on `clock`, but no more often than
+    /// ``minimumHeartbeatInterval`` (once a second), sends `SELECT 1` on its connection, and closes the
+    /// connection when no answer comes within ``timeout`` or the query fails.
+    ///
+    /// The answer's deadline stays the cache's ``timeout``, as for any statement, also when it is shorter
+    /// than the interval: the floor only keeps a cache with a short timeout (say 10 ms, for statements
+    /// that must answer fast or not at all) from sending a statement every few milliseconds on a
+    /// connection that only listens.
     ///
     /// A listening connection sends nothing on its own, so a server or network that stopped answering
     /// without closing the connection (a host that vanished, a partition, a backend that hangs) would
@@ -276,7 +284,8 @@ extension PostgresCache {
     private func heartbeat(_ held: HeldConnection, _ connection: PostgresConnection, clock: some Clock<Duration>)
         async
     {
-        let interval = Self.sleepable(timeout)
+        let interval = Self.sleepable(max(timeout, Self.minimumHeartbeatInterval))
+        let answerDeadline = Self.sleepable(timeout)
         while await Self.wait(interval, on: clock) {
             let answer = await withTaskGroup(of: HeartbeatAnswer.self) { group in
                 group.addTask {
@@ -286,7 +295,7 @@ extension PostgresCache {
                         return .failed(PostgresCacheDatabase.failure("listen", error).description)
                     }
                 }
-                group.addTask { await Self.wait(interval, on: clock) ? .unanswered : .cancelled }
+                group.addTask { await Self.wait(answerDeadline, on: clock) ? .unanswered : .cancelled }
                 let first = await group.next() ?? .cancelled
                 if case .answered = first {
                     group.cancelAll()
@@ -300,6 +309,10 @@ extension PostgresCache {
             guard case .answered = answer else { return }
         }
     }
+
+    /// The shortest time between two heartbeats of a listener (see
+    /// ``listenForChanges(retry:clock:onChange:)``): one second, whatever the cache's ``timeout``.
+    static var minimumHeartbeatInterval: Duration { .seconds(1) }
 
     /// The notifications ended without an error while the listener was not cancelled.
     private struct SessionEnded: Error {}

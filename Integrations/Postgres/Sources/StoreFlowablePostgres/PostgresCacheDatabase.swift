@@ -22,6 +22,12 @@ struct PostgresCacheDatabase: Sendable {
     /// server or a network that stopped answering keeps none of the pool's connections. The server
     /// may still run the statement until it notices the close; its own `statement_timeout` bounds that.
     ///
+    /// A caller cancelled before its statement got a connection (while the pool had none free, or
+    /// before it called) returns ``PostgresCacheError/cancelled(operation:)`` at once, and its
+    /// statement is never sent: a connection the pool hands over afterwards goes back to it untouched.
+    /// Cancelled once the statement has its connection, the caller still returns at once, but the
+    /// statement may be sent, and apply.
+    ///
     /// - Parameters:
     ///   - operation: What the cache is doing, for the error (`read`, `write`, …).
     ///   - statement: The statement, built on the statement's task (binding a value may throw).
@@ -29,7 +35,8 @@ struct PostgresCacheDatabase: Sendable {
     /// - Returns: What `read` returned.
     /// - Throws: ``PostgresCacheError/databaseFailed(operation:sqlState:message:)`` when the statement,
     ///   the connection or `read` failed, ``PostgresCacheError/timedOut(operation:after:)`` when no
-    ///   answer came in time, ``PostgresCacheError/cancelled(operation:)`` when the task was cancelled.
+    ///   answer came in time, ``PostgresCacheError/cancelled(operation:)`` when the task was cancelled
+    ///   before the answer came.
     func query<Output: Sendable>(
         _ operation: String, _ statement: @escaping @autoclosure @Sendable () throws -> PostgresQuery,
         read: @escaping @Sendable ([PostgresRow]) throws -> Output
@@ -47,6 +54,9 @@ struct PostgresCacheDatabase: Sendable {
                 // In a task of its own: the timer runs on an event loop, maybe the connection's.
                 Task { Self.giveUp(held, in: client, within: timeout) }
             },
+            // The statement's task, unstructured, is cancelled only once the caller resumed; a connection
+            // the pool hands over before then must not get the statement.
+            whenCallerCancelled: { held.abandon() },
             deliveringEarly: { deliver in
                 try await client.rowsOnOpenConnection(try statement(), holding: held, onAnswer: deliver)
             }

@@ -42,9 +42,10 @@ public enum PostgresCacheError: Error, Sendable, CustomStringConvertible {
     /// down, unreachable or overloaded, or the pool could not open a connection.
     case timedOut(operation: String, after: Duration)
 
-    /// The calling task was cancelled before the database answered; the call returned at once. As after
-    /// ``timedOut(operation:after:)``, a statement already sent may still apply (see the type's
-    /// discussion).
+    /// The calling task was cancelled before the database answered; the call returned at once. A
+    /// statement that had no connection yet (the task was cancelled before the call, or while the pool
+    /// had no connection free) is never sent. As after ``timedOut(operation:after:)``, a statement
+    /// already sent may still apply (see the type's discussion).
     case cancelled(operation: String)
 
     /// The coder could not encode the key or the value; `underlying` is its error.

@@ -53,7 +53,13 @@ extension PostgresClient {
     ///
     /// The connection the statement is sent on is recorded in `held` while the statement runs, so that
     /// whoever gives up on the statement (its deadline) can close the connection instead of leaving it
-    /// leased to a statement that may never be answered; once `held` was closed, no statement is sent.
+    /// leased to a statement that may never be answered. Once `held` was closed or abandoned (its
+    /// caller was cancelled: ``HeldConnection/abandon()``), no statement is sent: a connection leased
+    /// then, which the check finds in hand before anything is written, goes back to the pool untouched,
+    /// and this throws `CancellationError`. The task this runs on is not the caller's (see
+    /// ``withDeadline(_:watchdog:pastDeadlineAfterCancellation:whenCallerCancelled:deliveringEarly:)``):
+    /// it is cancelled only once the caller resumed, and the pool may hand it a connection before
+    /// then, so its own cancellation is not the check.
     ///
     /// - Parameters:
     ///   - query: The statement.
@@ -63,7 +69,7 @@ extension PostgresClient {
     ///     ``PostgresNIO/PostgresConnection/rowsIfOpen(_:onAnswer:)``).
     /// - Returns: Its rows.
     /// - Throws: What postgres-nio reports for the statement, the connection or the pool;
-    ///   `CancellationError` when `held` was closed before the statement was sent.
+    ///   `CancellationError` when `held` was closed or abandoned before a connection was in hand.
     func rowsOnOpenConnection(
         _ query: PostgresQuery, holding held: HeldConnection,
         onAnswer: (@Sendable (Result<[PostgresRow], any Error>) -> Void)? = nil

@@ -71,6 +71,40 @@ struct DeadlineWatchdogReviewTests {
         await loop.testing.shutdownGracefully()
     }
 
+    /// A caller already cancelled when it calls: `whenCallerCancelled` has run before the operation's
+    /// first step (the operation's task, unstructured, is not cancelled itself until the caller has
+    /// resumed), and the caller gets `cancelled`, although the operation, which saw it and gave up,
+    /// may end first.
+    @Test func aCallerAlreadyCancelledIsToldBeforeTheOperationStarts() async {
+        let loop = NIOAsyncTestingEventLoop()
+        let watchdog = DeadlineWatchdog(eventLoop: loop, now: { loop.now })
+        let told = Tally()
+        let sawIt = Tally()
+        let ended = Release()
+        let call = Task { () async -> DeadlineOutcome<Int> in
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await withDeadline(
+                .seconds(10), watchdog: watchdog, whenCallerCancelled: { told.add() },
+                deliveringEarly: { _ in
+                    defer { ended.open() }
+                    guard told.value == 0 else {
+                        sawIt.add()
+                        throw CancellationError()
+                    }
+                    return 1
+                })
+        }
+        guard case .cancelled = await call.value else {
+            Issue.record("the cancelled caller was not told it was cancelled")
+            return
+        }
+        await ended.wait()
+        #expect(told.value == 1)
+        #expect(sawIt.value == 1)
+        #expect(watchdog.pendingCount == 0)
+        await loop.shutdownGracefully()
+    }
+
     /// No timeout (`.seconds(.max)`): the deadline does not wrap around to a passed one, and a shorter
     /// timeout registered after it still passes at its own time.
     @Test func theLongestTimeoutDoesNotWrapAround() async {

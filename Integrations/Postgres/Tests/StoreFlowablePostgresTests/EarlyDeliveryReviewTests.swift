@@ -12,12 +12,7 @@ struct EarlyDeliveryReviewTests {
     /// connection the previous statement is still giving back, within its own timeout, and every
     /// statement succeeds; a direct user of the client too.
     @Test func theNextStatementOnAPoolOfOneWaitsForTheConnection() async throws {
-        var configuration = try await sharedServer().configuration()
-        configuration.options.maximumConnections = 1
-        let client = PostgresClient(configuration: configuration)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
-            defer { group.cancelAll() }
+        try await withPoolOfOne { client in
             let patient = try await makeCache(client, timeout: .seconds(30))
             let cache = try await openWithShortTimeout(client, name: patient.name, timeout: .seconds(5))
             let storedAt = CacheTime(nanosecondsSince1970: 1)

@@ -15,23 +15,12 @@ struct HeldConnectionReviewTests {
     /// at the cache's timeout.
     @Test(.enabled(if: FrozenBackend.canSeeSockets, "needs /proc/net/tcp"))
     func aCancelledStatementStillGivesUpItsConnectionAtItsDeadline() async throws {
-        var configuration = try await sharedServer().configuration()
-        configuration.options.maximumConnections = 1
-        let client = PostgresClient(configuration: configuration)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
-            defer { group.cancelAll() }
+        try await withPoolOfOne { client in
             let patient = try await makeCache(client, timeout: .seconds(30))
             // Long enough for the cancellation to come first on a busy machine: a deadline that passed
             // before the statement was seen unread would close the connection, and nothing would be.
             let cache = try await openWithShortTimeout(client, name: patient.name, timeout: .seconds(10))
-            var connection: (backend: Int64, port: Int64)?
-            for try await found in try await client.query("SELECT pg_backend_pid()::int8, inet_client_port()::int8")
-                .decode((Int64, Int64).self)
-            {
-                connection = found
-            }
-            guard let connection else { throw FrozenBackend.Failure(description: "no backend") }
+            let connection = try await onlyConnection(client)
             let frozen = try FrozenBackend(connection.backend)
             defer { frozen.thaw() }
 
@@ -64,12 +53,7 @@ struct HeldConnectionReviewTests {
     /// The give-back is ``HeldConnection/releaseOnceClosed()``, which
     /// ``PostgresNIO/PostgresClient/rowsOnOpenConnection(_:holding:onAnswer:)`` calls on every path.
     @Test func aConnectionClosedAfterItsStatementSucceededIsGivenBackOnlyOnceClosed() async throws {
-        var configuration = try await sharedServer().configuration()
-        configuration.options.maximumConnections = 1
-        let client = PostgresClient(configuration: configuration)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
-            defer { group.cancelAll() }
+        try await withPoolOfOne { client in
             for _ in 0..<10 {
                 let held = HeldConnection()
                 let answered = try await client.withConnection { connection in
@@ -87,6 +71,73 @@ struct HeldConnectionReviewTests {
                     Issue.record("the next query on the pool ended with \(next)")
                     return
                 }
+            }
+        }
+    }
+
+    /// A caller cancelled while its statement waits for the pool's only connection, which the test
+    /// holds: when the test gives the connection back, the statement is not sent (the row it would
+    /// insert is not there), the caller gets `cancelled`, and the connection goes back to the pool
+    /// intact (the same backend answers next). It used to be sent: the statement's task, unstructured,
+    /// was cancelled only once its caller had resumed and cancelled it, and the pool handed it the
+    /// connection meanwhile. Many rounds, since that window is a race.
+    @Test func aStatementWhoseCallerWasCancelledWhileItWaitedForTheConnectionIsNotSent() async throws {
+        try await withPoolOfOne { client in
+            let cache = try await makeCache(client)
+            let backend = try await onlyConnection(client).backend
+            let storedAt = CacheTime(nanosecondsSince1970: 1)
+            for round in 0..<100 {
+                let write = try await client.withConnection { _ in
+                    // Runs on this thread until its statement waits for the connection held here.
+                    let write = startedHere {
+                        try await cache.setEntry(CacheEntry(value: "sent", storedAt: storedAt), forKey: round)
+                    }
+                    write.cancel()
+                    return write
+                    // The connection goes back to the pool now, to the cancelled write's request.
+                }
+                let outcome = await write.value
+                guard case .cancelled? = outcome as? PostgresCacheError else {
+                    Issue.record("round \(round): the cancelled write ended with \(String(describing: outcome))")
+                    return
+                }
+                // With a pool of one, this runs after the write's statement, if it was sent.
+                let written = try await rowCount(client, cache)
+                #expect(written == 0, "round \(round): the cancelled write's statement was sent")
+                #expect(try await onlyConnection(client).backend == backend, "round \(round)")
+                if written != 0 { return }
+            }
+        }
+    }
+
+    /// A caller already cancelled when it calls: its statement is not sent, although the pool's
+    /// connection is free, it gets `cancelled`, and the connection stays in the pool. The statement's
+    /// task, started on the caller's thread with `Task.immediate`, used to lease the free connection
+    /// and send the statement before the caller's cancellation was looked at.
+    @Test func aStatementOfACallerAlreadyCancelledIsNotSent() async throws {
+        try await withPoolOfOne { client in
+            let cache = try await makeCache(client)
+            let backend = try await onlyConnection(client).backend
+            let storedAt = CacheTime(nanosecondsSince1970: 1)
+            for round in 0..<20 {
+                let write = Task { () async -> (any Error)? in
+                    withUnsafeCurrentTask { $0?.cancel() }
+                    do {
+                        try await cache.setEntry(CacheEntry(value: "sent", storedAt: storedAt), forKey: round)
+                        return nil
+                    } catch {
+                        return error
+                    }
+                }
+                let outcome = await write.value
+                guard case .cancelled? = outcome as? PostgresCacheError else {
+                    Issue.record("round \(round): the cancelled write ended with \(String(describing: outcome))")
+                    return
+                }
+                let written = try await rowCount(client, cache)
+                #expect(written == 0, "round \(round): the cancelled write's statement was sent")
+                #expect(try await onlyConnection(client).backend == backend, "round \(round)")
+                if written != 0 { return }
             }
         }
     }
@@ -111,4 +162,24 @@ struct HeldConnectionReviewTests {
         // Ends only once the late action ran.
         try await lateAction.futureResult.get()
     }
+}
+
+/// Starts `operation` in a task that runs on the calling thread until it first suspends
+/// (`Task.immediate`), where the runtime has it; elsewhere in a task enqueued as usual.
+///
+/// - Parameter operation: The work.
+/// - Returns: The task, whose value is what `operation` threw, or `nil`.
+private func startedHere(_ operation: @escaping @Sendable () async throws -> Void) -> Task<(any Error)?, Never> {
+    let run: @Sendable () async -> (any Error)? = {
+        do {
+            try await operation()
+            return nil
+        } catch {
+            return error
+        }
+    }
+    if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+        return Task.immediate(operation: run)
+    }
+    return Task(operation: run)
 }

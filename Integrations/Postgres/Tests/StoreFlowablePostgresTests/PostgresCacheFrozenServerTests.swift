@@ -10,23 +10,12 @@ struct PostgresCacheFrozenServerTests {
     @Test(.enabled(if: FrozenBackend.canSeeSockets, "needs /proc/net/tcp"))
     func aStatementThatTimedOutGivesUpItsConnection() async throws {
         // A pool of one connection, so that a connection kept by a statement that gave up leaves none.
-        var configuration = try await sharedServer().configuration()
-        configuration.options.maximumConnections = 1
-        let client = PostgresClient(configuration: configuration)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
-            defer { group.cancelAll() }
+        try await withPoolOfOne { client in
             // The second read's cache waits longer: a new connection may take more than 500 ms to open
             // on a busy machine.
             let patient = try await makeCache(client, timeout: .seconds(10))
             let cache = try await openWithShortTimeout(client, name: patient.name, timeout: .milliseconds(500))
-            var connection: (backend: Int64, port: Int64)?
-            for try await found in try await client.query("SELECT pg_backend_pid()::int8, inet_client_port()::int8")
-                .decode((Int64, Int64).self)
-            {
-                connection = found
-            }
-            guard let connection else { throw FrozenBackend.Failure(description: "no backend") }
+            let connection = try await onlyConnection(client)
             let frozen = try FrozenBackend(connection.backend)
             defer { frozen.thaw() }
 

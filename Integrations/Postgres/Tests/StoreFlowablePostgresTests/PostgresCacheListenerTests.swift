@@ -213,24 +213,59 @@ struct PostgresCacheListenerTests {
         }
     }
 
+    @Test func theHeartbeatOfACacheWithAShortTimeoutAsksOncePerSecondAtMost() async throws {
+        try await withClient { client in
+            let patient = try await makeCache(client)
+            let reader = try await openWithShortTimeout(client, name: patient.name, timeout: .milliseconds(100))
+            let clock = SleepRecordingClock()
+            let changes = Recorder<PostgresCacheChange<Int>>()
+            let listening = Task {
+                await reader.listenForChanges(clock: clock) { change in changes.record(change) }
+            }
+            defer { listening.cancel() }
+            try await changes.wait(forCount: 1)  // `.all`: it listens
+            let backend = try await listeningBackend(client, channel: reader.notificationChannel)
+            // Two sleeps started, one still sleeping: the connect deadline (100 ms) ended when `LISTEN`
+            // succeeded, and the heartbeat waits for its interval.
+            let sleeps = try await clock.sleeps.wait("the heartbeat's interval") { sleeps in
+                SleepRecordingClock.started(sleeps).count >= 2 && SleepRecordingClock.sleeping(sleeps).count == 1
+            }
+            let interval = SleepRecordingClock.started(sleeps).last?.length
+            #expect(interval == .seconds(1), "the heartbeat's interval: \(String(describing: interval))")
+
+            // The cache's timeout passes, and more: the heartbeat still sleeps. Without a floor its
+            // interval was the timeout, and it sent `SELECT 1` every 100 ms on the listening connection
+            // (every 10 ms with a timeout of 10 ms).
+            clock.manual.advance(by: .milliseconds(100))
+            #expect(clock.manual.sleeperCount == 1)
+            clock.manual.advance(by: .milliseconds(890))
+            #expect(clock.manual.sleeperCount == 1)
+
+            // At 1 s it asks, waits for the answer for the cache's timeout (the clock stands still
+            // meanwhile), gets it, and waits for the next interval.
+            clock.manual.advance(by: .milliseconds(10))
+            let asked = try await clock.sleeps.wait("the heartbeat's answer, then its next interval") { sleeps in
+                SleepRecordingClock.started(sleeps).count >= 4 && SleepRecordingClock.sleeping(sleeps).count == 1
+            }
+            let lengths = SleepRecordingClock.started(asked).map(\.length)
+            #expect(lengths.suffix(2) == [.milliseconds(100), .seconds(1)], "\(lengths)")
+            // The listening backend's last statement.
+            let heartbeats = try await scalar(
+                client, "SELECT count(*) FROM pg_stat_activity WHERE pid = \(backend) AND query = 'SELECT 1'")
+            #expect(heartbeats == 1)
+            #expect(changes.elements == [.all])
+            listening.cancel()
+            await listening.value
+        }
+    }
+
     @Test(.enabled(if: FrozenBackend.canSeeSockets, "needs /proc/net/tcp"))
     func aConnectionThatDoesNotAnswerListenInTimeIsClosedNotGivenBackToThePool() async throws {
         // A pool of one connection: the listener's, then the next statement's.
-        var configuration = try await sharedServer().configuration()
-        configuration.options.maximumConnections = 1
-        let client = PostgresClient(configuration: configuration)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
-            defer { group.cancelAll() }
+        try await withPoolOfOne { client in
             let events = Recorder<PostgresCacheEvent>()
             let cache = try await makeCache(client, timeout: .seconds(2), events: events.record)
-            var connection: (backend: Int64, port: Int64)?
-            for try await found in try await client.query("SELECT pg_backend_pid()::int8, inet_client_port()::int8")
-                .decode((Int64, Int64).self)
-            {
-                connection = found
-            }
-            guard let connection else { throw FrozenBackend.Failure(description: "no backend") }
+            let connection = try await onlyConnection(client)
             let frozen = try FrozenBackend(connection.backend)
             defer { frozen.thaw() }
 
