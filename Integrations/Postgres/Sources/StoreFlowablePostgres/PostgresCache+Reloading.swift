@@ -35,14 +35,25 @@ extension PostgresCache {
         clock: some Clock<Duration> = ContinuousClock()
     ) async {
         await listenForChanges(retry: retry, clock: clock) { [self] change in
-            switch change {
-            case .key(let key, _):
-                await stores.reloadFromCache(forKey: key)
-            case .keyHash(let hash, _):
-                await stores.reloadFromCache(where: { key in (try? keyHash(forKey: key)) == hash })
-            case .all:
-                await stores.reloadFromCache(where: { _ in true })
-            }
+            await reload(change, in: stores)
+        }
+    }
+
+    /// Brings one change of another cache object to `stores`: what
+    /// ``listenForChanges(reloading:retry:clock:)`` does with each change it hears, callable on its own
+    /// (the tests hand it a change at a moment they choose).
+    ///
+    /// - Parameters:
+    ///   - change: The change.
+    ///   - stores: The stores over this cache object.
+    func reload(_ change: PostgresCacheChange<Key>, in stores: KeyedStore<PostgresCache<Key, Value>>) async {
+        switch change {
+        case .key(let key, _):
+            await stores.reloadFromCache(forKey: key)
+        case .keyHash(let hash, _):
+            await stores.reloadFromCache(where: { key in (try? keyHash(forKey: key)) == hash })
+        case .all:
+            await stores.reloadFromCache(where: { _ in true })
         }
     }
 }
