@@ -32,7 +32,9 @@ enum CacheEventLogging {
                 switch event {
                 case .removedExpiredEntry, .removedOtherFormat: .debug
                 case .evicted, .listenerConnected: .info
-                case .removedUndecodableEntry, .removeFailed, .listenerDisconnected, .malformedNotification: .warning
+                case .removedUndecodableEntry, .removeFailed, .listenerDisconnected, .malformedNotification,
+                    .staleMarkFailed:
+                    .warning
                 }
             logger.log(level: level, "postgres cache: \(event)")
         }

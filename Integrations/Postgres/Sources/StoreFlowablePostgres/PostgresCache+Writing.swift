@@ -50,14 +50,17 @@ extension PostgresCache {
         let note = notificationPrefix("set", keyBytes)
         // `written` upserts, unless the row already holds this value, format and mark: the conflict
         // branch's WHERE sees the newest committed row (locked, so no other write changes it before
-        // this one commits), and only a row it changed is returned and notified. `refreshed` then
-        // stores a newer `storedAt` in such a row, with a new `seq` (a read that found the row
-        // expired deletes it only if its `seq` is unchanged). It runs only when `written` returned
-        // nothing (the one-time filter on `written` makes PostgreSQL run `written` first), and it
-        // finds the row through the statement's snapshot: a row first inserted by a concurrent
-        // transaction after that snapshot keeps its own `storedAt`, of the same moment. `input`
-        // binds the key and value once.
-        let seq = try await database.query(
+        // this one commits), and only a row it changed is returned and notified. Its update draws the
+        // row's new `seq` once it holds that lock, not the number drawn for the insert (before the
+        // statement waited for a concurrent writer of the key), so that a row's `seq` grows in the order
+        // its writes commit. `refreshed` then stores a newer `storedAt` in such a row, with a new `seq`
+        // (a read that found the row expired deletes it only if its `seq` is unchanged). It runs only
+        // when `written` returned nothing (the one-time filter on `written` makes PostgreSQL run
+        // `written` first), and it finds the row through the statement's snapshot: a row first
+        // inserted by a concurrent transaction after that snapshot keeps its own `storedAt`, of the same
+        // moment. `input` binds the key and value once. The second column is `NULL` for `refreshed`
+        // only.
+        let written = try await database.query(
             "write",
             """
             WITH input AS (
@@ -68,7 +71,7 @@ extension PostgresCache {
                 SELECT key, value, stored_at, invalidated, format, \(rowSize), nextval(\(sequence)) FROM input
                 ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, stored_at = EXCLUDED.stored_at,
                     invalidated = EXCLUDED.invalidated, format = EXCLUDED.format, size = EXCLUDED.size,
-                    seq = EXCLUDED.seq
+                    seq = nextval(\(sequence))
                 WHERE entry.value <> EXCLUDED.value OR entry.invalidated <> EXCLUDED.invalidated
                     OR entry.format <> EXCLUDED.format
                 RETURNING entry.seq
@@ -84,15 +87,17 @@ extension PostgresCache {
             UNION ALL SELECT seq, NULL FROM refreshed
             """
         ) { rows in
-            var seq: Int64?
+            var written: (seq: Int64, changedRow: Bool)?
             for row in rows {
-                let (found, _) = try row.decode((Int64, String?).self)
-                seq = found
+                let (seq, notified) = try row.decode((Int64, String?).self)
+                written = (seq, notified != nil)
             }
-            return seq
+            return written
         }
+        // Before the store that called learns that the write is done (and hands the write turn on).
+        if let written, written.changedRow { ownWrites.record(keyBytes, seq: written.seq) }
         await releaseClaim(afterWriting: keyBytes)
-        if let sizeLimit, let seq { await evict(toFit: sizeLimit, keeping: seq) }
+        if let sizeLimit, let written { await evict(toFit: sizeLimit, keeping: written.seq) }
     }
 
     /// The text a notification of `operation` on `keyBytes` starts with, before the row's `seq`.
