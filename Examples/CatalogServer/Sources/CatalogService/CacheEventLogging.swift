@@ -32,9 +32,7 @@ enum CacheEventLogging {
                 switch event {
                 case .removedExpiredEntry, .removedOtherFormat: .debug
                 case .evicted, .listenerConnected: .info
-                case .removedUndecodableEntry, .removeFailed, .listenerDisconnected, .malformedNotification,
-                    .staleMarkFailed:
-                    .warning
+                case .removedUndecodableEntry, .removeFailed, .listenerDisconnected, .malformedNotification: .warning
                 }
             logger.log(level: level, "postgres cache: \(event)")
         }

@@ -58,9 +58,8 @@ extension PostgresCache {
         // when `written` returned nothing (the one-time filter on `written` makes PostgreSQL run
         // `written` first), and it finds the row through the statement's snapshot: a row first
         // inserted by a concurrent transaction after that snapshot keeps its own `storedAt`, of the same
-        // moment. `input` binds the key and value once. The second column is `NULL` for `refreshed`
-        // only.
-        let written = try await database.query(
+        // moment. `input` binds the key and value once.
+        let seq = try await database.query(
             "write",
             """
             WITH input AS (
@@ -87,17 +86,15 @@ extension PostgresCache {
             UNION ALL SELECT seq, NULL FROM refreshed
             """
         ) { rows in
-            var written: (seq: Int64, changedRow: Bool)?
+            var seq: Int64?
             for row in rows {
-                let (seq, notified) = try row.decode((Int64, String?).self)
-                written = (seq, notified != nil)
+                let (found, _) = try row.decode((Int64, String?).self)
+                seq = found
             }
-            return written
+            return seq
         }
-        // Before the store that called learns that the write is done (and hands the write turn on).
-        if let written, written.changedRow { ownWrites.record(keyBytes, seq: written.seq) }
         await releaseClaim(afterWriting: keyBytes)
-        if let sizeLimit, let written { await evict(toFit: sizeLimit, keeping: written.seq) }
+        if let sizeLimit, let seq { await evict(toFit: sizeLimit, keeping: seq) }
     }
 
     /// The text a notification of `operation` on `keyBytes` starts with, before the row's `seq`.

@@ -61,10 +61,9 @@ public import StoreFlowableFoundation
 /// a miss and report a failed write. Once the server is back, the same cache works again: the client's
 /// pool reconnects on its own.
 ///
-/// **Concurrency.** Every method may be called from any task, concurrently; the cache holds no state
-/// shared with other instances besides its table (it remembers, under short locks, only what its own
-/// single flights and reloading listener need of its own reads and writes), so instances and
-/// processes on one table coordinate only through PostgreSQL. Each operation takes a connection from the client's pool for its
+/// **Concurrency.** Every method may be called from any task, concurrently; the cache holds no lock
+/// and no state of its own besides its settings and ``instanceID``, so instances and processes on one
+/// table coordinate only through PostgreSQL. Each operation takes a connection from the client's pool for its
 /// statements only. ``invalidateEntries(where:)`` runs your predicate with no connection held and no
 /// row locked.
 ///
@@ -103,9 +102,6 @@ public final class PostgresCache<Key: Hashable & Sendable & Codable, Value: Send
     let events: (@Sendable (PostgresCacheEvent) -> Void)?
     /// The fetch claims of ``PostgresSingleFlight``s waiting for this cache's next write of their key.
     let claims = PostgresClaimRegistry()
-    /// This object's latest writes that changed a row, once ``listenForChanges(reloading:retry:clock:)``
-    /// runs: a change of another object older than one of them marks it stale.
-    let ownWrites = PostgresOwnWrites()
 
     /// Opens the cache `name` in the database of `client`, after checking that its table was migrated.
     ///

@@ -40,12 +40,6 @@ public enum PostgresCacheEvent: Sendable, Hashable, CustomStringConvertible {
     /// sends, or whose key the coder cannot decode (`reason` says which), and ignored it. `payload` is
     /// the notification's text, cut to its first 200 characters.
     case malformedNotification(payload: String, reason: String)
-    /// This cache object's write of `key` committed after another object's change of the key that its
-    /// reloading listener had not heard yet, so the value it wrote may be older than the change; marking
-    /// it stale failed (`error` describes why). This instance's subscribers of the key are refetched all
-    /// the same, but other instances may serve the value as fresh until it is written again or expires
-    /// (see ``PostgresCache/listenForChanges(reloading:retry:clock:)``).
-    case staleMarkFailed(key: String, error: String)
 
     /// The event in one line, for logs.
     public var description: String {
@@ -60,7 +54,6 @@ public enum PostgresCacheEvent: Sendable, Hashable, CustomStringConvertible {
             "listener disconnected (attempt \(attempt)), retrying after \(retryAfter): \(error)"
         case .malformedNotification(let payload, let reason):
             "ignored notification \(String(reflecting: payload)): \(reason)"
-        case .staleMarkFailed(let key, let error): "could not mark \(key) stale: \(error)"
         }
     }
 }
