@@ -61,10 +61,11 @@ public import StoreFlowableFoundation
 /// a miss and report a failed write. Once the server is back, the same cache works again: the client's
 /// pool reconnects on its own.
 ///
-/// **Concurrency.** Every method may be called from any task, concurrently; the cache holds no lock
-/// and no state of its own besides its settings and ``instanceID``, so instances and processes on one
-/// table coordinate only through PostgreSQL. Each operation takes a connection from the client's pool for its
-/// statements only. ``invalidateEntries(where:)`` runs your predicate with no connection held and no
+/// **Concurrency.** Every method may be called from any task, concurrently; the cache holds no state
+/// shared with other instances besides its table (it remembers, under a short lock, only what its own
+/// single flights need of its own reads), so instances and processes on one table coordinate only
+/// through PostgreSQL. Each operation takes a connection from the client's pool for its statements
+/// only. ``invalidateEntries(where:)`` runs your predicate with no connection held and no
 /// row locked.
 ///
 /// **Events.** `events` receives what the cache handled on its own (see ``PostgresCacheEvent``), on the
